@@ -1,0 +1,17 @@
+//! tgsi2va: Gallium TGSI → Arm Mali Valhall (v9/v10) machine code.
+//!
+//! ```text
+//! isa/valhall.isa ─build.rs─► valhall::tables ─► encode · decode · asm · disasm · emu · stats · docs
+//!
+//! .tgsi ─tgsi::parse─► Ast ─tgsi::check─► Ast ─lower─► ir (scalar SSA) ─opt::*─► ir ─legalize─►
+//!       ─regalloc─► machine code (phys regs) ─flow─► encode ─► emit: blob + metadata + stats
+//!        │                                                        │
+//!    interp::run ◄──────────── compare (differential tests) ──────► emu::run(decode(blob))
+//! ```
+//!
+//! Every arrow is one module's public function. Library code never prints or exits: it returns
+//! values or [`diag::Diagnostics`]; only the `tgsi2va` binary talks to the terminal.
+#![forbid(unsafe_code)]
+
+pub mod diag;
+pub mod tgsi;
