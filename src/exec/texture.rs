@@ -1,0 +1,387 @@
+//! The procedural texture model shared by the TGSI interpreter and the Valhall emulator.
+//!
+//! Neither executor has real image data, so both sample the same deterministic function of the
+//! texture unit, level, layer and integer texel coordinates. The model is defined by this file
+//! alone (docs/exec-formats.md restates it):
+//!
+//! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component). Float and
+//!   UNORM textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw
+//!   32-bit hash.
+//! * **Filtering** is nearest only, with clamp-to-edge addressing: `x = clamp(floor(s·w), 0,
+//!   w−1)` computed in f32. RECT textures take unnormalised coordinates (`x = floor(s)`).
+//! * **Level of detail** travels as signed 8.8 fixed point, as on the hardware: explicit LODs and
+//!   biases are converted with [`lod_to_fixed88`], implicit LODs come from coarse quad
+//!   derivatives ([`Texture::implicit_lod`]). The level is `clamp((lod + 0x80) >> 8, 0,
+//!   levels−1)`, i.e. nearest mip level.
+//! * **Array layers** are `clamp(round_half_even(layer), 0, layers−1)`.
+//! * **Depth comparison** (shadow targets) tests `reference <= texel.x` and returns 1.0 or 0.0
+//!   in all four components.
+//! * **Cube maps** are addressed by face and (s, t) in [0, 1]; [`cube_project`] defines how a
+//!   direction becomes a face and (s, t), and the compiler's cube sequence must compute exactly
+//!   this.
+//! * Fetches (`TXF`) outside the level return all zeros.
+
+use serde::{Deserialize, Serialize};
+
+/// Texture dimensionality (arrays are a flag on [`Texture`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dim {
+    Buffer,
+    #[serde(rename = "1d")]
+    D1,
+    #[serde(rename = "2d")]
+    D2,
+    #[serde(rename = "3d")]
+    D3,
+    Cube,
+    /// 2D with unnormalised coordinates.
+    Rect,
+}
+
+/// What a texel's components hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TexelKind {
+    /// f32 values in [0, 1) (also used for UNORM/SNORM views).
+    Float,
+    /// Signed 32-bit integers.
+    Sint,
+    /// Unsigned 32-bit integers.
+    Uint,
+}
+
+/// One virtual texture bound to a texture unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Texture {
+    pub dim: Dim,
+    #[serde(default)]
+    pub array: bool,
+    pub width: u32,
+    #[serde(default = "one")]
+    pub height: u32,
+    #[serde(default = "one")]
+    pub depth: u32,
+    /// Array layers (6 faces per layer are implied for cube maps).
+    #[serde(default = "one")]
+    pub layers: u32,
+    /// Mip levels; 0 means the full chain down to 1×1.
+    #[serde(default)]
+    pub levels: u32,
+    #[serde(default = "float_kind")]
+    pub kind: TexelKind,
+    #[serde(default)]
+    pub seed: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn float_kind() -> TexelKind {
+    TexelKind::Float
+}
+
+/// Largest edge the model accepts (keeps level arithmetic in range).
+pub const MAX_SIZE: u32 = 1 << 14;
+
+impl Texture {
+    /// The default texture for a unit: 16×16 (16×16×4 for 3D, 64 texels for buffers), full mip
+    /// chain, 4 layers when arrayed, seeded with the unit number.
+    pub fn default_for(dim: Dim, array: bool, kind: TexelKind, unit: u32) -> Texture {
+        let (width, height, depth) = match dim {
+            Dim::Buffer => (64, 1, 1),
+            Dim::D1 => (16, 1, 1),
+            Dim::D2 | Dim::Cube | Dim::Rect => (16, 16, 1),
+            Dim::D3 => (16, 16, 4),
+        };
+        Texture { dim, array, width, height, depth, layers: if array { 4 } else { 1 }, levels: 0, kind, seed: unit }
+    }
+
+    /// Checks sizes; returns a message naming the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [("width", self.width), ("height", self.height), ("depth", self.depth), ("layers", self.layers)] {
+            if v == 0 || v > MAX_SIZE {
+                return Err(format!("texture {name} must be in 1..={MAX_SIZE}, not {v}"));
+            }
+        }
+        if self.levels > self.full_chain() {
+            return Err(format!("texture has {} levels but its size allows at most {}", self.levels, self.full_chain()));
+        }
+        Ok(())
+    }
+
+    fn full_chain(&self) -> u32 {
+        let largest = match self.dim {
+            Dim::Buffer | Dim::Rect => return 1,
+            Dim::D3 => self.width.max(self.height).max(self.depth),
+            _ => self.width.max(self.height),
+        };
+        32 - largest.leading_zeros()
+    }
+
+    /// Number of mip levels.
+    pub fn level_count(&self) -> u32 {
+        if self.levels == 0 { self.full_chain() } else { self.levels }
+    }
+
+    /// Size of a level: (width, height, depth), each at least 1.
+    pub fn level_size(&self, level: u32) -> (u32, u32, u32) {
+        let shift = level.min(31);
+        let depth = if self.dim == Dim::D3 { (self.depth >> shift).max(1) } else { 1 };
+        ((self.width >> shift).max(1), (self.height >> shift).max(1), depth)
+    }
+
+    fn layer_count(&self) -> u32 {
+        if self.dim == Dim::Cube { self.layers * 6 } else { self.layers }
+    }
+
+    /// The raw texel at integer coordinates, or zeros outside the level.
+    /// `layer` is the array layer (for cube maps: `6·layer + face`).
+    pub fn texel(&self, level: u32, layer: u32, x: i32, y: i32, z: i32) -> [u32; 4] {
+        let (w, h, d) = self.level_size(level);
+        let inside = level < self.level_count()
+            && layer < self.layer_count()
+            && (0..w as i32).contains(&x)
+            && (0..h as i32).contains(&y)
+            && (0..d as i32).contains(&z);
+        if !inside {
+            return [0; 4];
+        }
+        std::array::from_fn(|c| {
+            let h = hash(&[self.seed, level, layer, x as u32, y as u32, z as u32, c as u32]);
+            match self.kind {
+                TexelKind::Float => ((h >> 16) as f32 / 65536.0).to_bits(),
+                TexelKind::Sint | TexelKind::Uint => h,
+            }
+        })
+    }
+
+    /// Nearest-filtered, clamp-to-edge sample at normalised coordinates (texel coordinates for
+    /// RECT). `layer` is a float array coordinate; for cube maps pass the face in `face`.
+    pub fn sample(&self, coords: SampleCoords, lod: i32) -> [u32; 4] {
+        let level = self.select_level(lod);
+        let (w, h, d) = self.level_size(level);
+        let scale = |coord: f32, size: u32| -> i32 {
+            let texel = if self.dim == Dim::Rect { coord.floor() } else { (coord * size as f32).floor() };
+            clamp_index(texel, size)
+        };
+        let x = scale(coords.s, w);
+        let y = if matches!(self.dim, Dim::D1 | Dim::Buffer) { 0 } else { scale(coords.t, h) };
+        let z = if self.dim == Dim::D3 { scale(coords.r, d) } else { 0 };
+        let layer = if self.array { clamp_index(coords.layer.round_ties_even(), self.layers) as u32 } else { 0 };
+        let layer = if self.dim == Dim::Cube { layer * 6 + coords.face.min(5) } else { layer };
+        let texel = self.texel(level, layer, x, y, z);
+        match coords.reference {
+            Some(reference) => {
+                let passed = reference <= f32::from_bits(texel[0]);
+                [if passed { 1.0f32 } else { 0.0 }.to_bits(); 4]
+            }
+            None => texel,
+        }
+    }
+
+    /// Gather: component `component` of the 2×2 footprint around the sample point, in the order
+    /// (i0,j1), (i1,j1), (i1,j0), (i0,j0) as GL defines it; each texel clamped to the edge.
+    pub fn gather(&self, coords: SampleCoords, component: usize) -> [u32; 4] {
+        let (w, h, _) = self.level_size(0);
+        let base = |coord: f32, size: u32| (coord * size as f32 - 0.5).floor();
+        let (i0, j0) = (base(coords.s, w), base(coords.t, h));
+        let layer = if self.array { clamp_index(coords.layer.round_ties_even(), self.layers) as u32 } else { 0 };
+        let layer = if self.dim == Dim::Cube { layer * 6 + coords.face.min(5) } else { layer };
+        let at = |i: f32, j: f32| {
+            let texel = self.texel(0, layer, clamp_index(i, w), clamp_index(j, h), 0);
+            match coords.reference {
+                Some(reference) => if reference <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(),
+                None => texel[component & 3],
+            }
+        };
+        [at(i0, j0 + 1.0), at(i0 + 1.0, j0 + 1.0), at(i0 + 1.0, j0), at(i0, j0)]
+    }
+
+    /// The mip level selected by an 8.8 fixed-point LOD: nearest level, clamped to the chain.
+    pub fn select_level(&self, lod: i32) -> u32 {
+        let level = (lod.saturating_add(0x80)) >> 8;
+        level.clamp(0, self.level_count() as i32 - 1) as u32
+    }
+
+    /// Implicit LOD (8.8 fixed point) of a quad from coarse derivatives of its coordinates.
+    /// `quad[i]` are the (s, t, r) coordinates of lane i; lane bit 0 is x, bit 1 is y.
+    pub fn implicit_lod(&self, quad: &[[f32; 3]; 4]) -> i32 {
+        let (w, h, d) = self.level_size(0);
+        let size = [w as f32, h as f32, d as f32];
+        let used = match self.dim {
+            Dim::Buffer | Dim::D1 => 1,
+            Dim::D3 => 3,
+            _ => 2,
+        };
+        let rho = |a: usize, b: usize| -> f32 {
+            let mut sum = 0.0f32;
+            for c in 0..used {
+                let scale = if self.dim == Dim::Rect { 1.0 } else { size[c] };
+                let delta = (quad[b][c] - quad[a][c]) * scale;
+                sum += delta * delta;
+            }
+            sum.sqrt()
+        };
+        let rho = rho(0, 1).max(rho(0, 2));
+        lod_to_fixed88(rho.log2())
+    }
+}
+
+/// Coordinates of one sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SampleCoords {
+    pub s: f32,
+    pub t: f32,
+    pub r: f32,
+    pub layer: f32,
+    /// Cube face 0–5 (+X, −X, +Y, −Y, +Z, −Z).
+    pub face: u32,
+    /// Depth reference for shadow lookups.
+    pub reference: Option<f32>,
+}
+
+fn clamp_index(texel: f32, size: u32) -> i32 {
+    if texel.is_nan() { 0 } else { texel.clamp(0.0, (size - 1) as f32) as i32 }
+}
+
+/// Converts a float LOD (or bias) to signed 8.8 fixed point the way the compiler does:
+/// `F32_TO_S32.rtz(clamp(lod/16, −1, 1) · 4096)`, i.e. saturating at ±16 levels.
+/// NaN becomes 0.
+pub fn lod_to_fixed88(lod: f32) -> i32 {
+    let scaled = (lod * 0.0625).clamp(-1.0, 1.0);
+    if scaled.is_nan() { 0 } else { (scaled * 4096.0) as i32 }
+}
+
+/// Cube-map face selection and projection, in the exact order of operations of the compiler's
+/// cube sequence: major axis `ma = max(|x|, |y|, |z|)`, face by the first axis (x, then y, then
+/// z) whose magnitude equals `ma`, then `s = clamp(sc · (0.5 / ma) + 0.5, 0, 1)` and likewise
+/// `t`, with `0.5 / ma` computed as `rcp(ma) · 0.5` and each step rounded to f32.
+pub fn cube_project(x: f32, y: f32, z: f32) -> (u32, f32, f32) {
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let ma = ax.max(ay).max(az);
+    let (face, sc, tc) = if ax == ma {
+        if x >= 0.0 { (0, -z, -y) } else { (1, z, -y) }
+    } else if ay == ma {
+        if y >= 0.0 { (2, x, z) } else { (3, x, -z) }
+    } else if z >= 0.0 {
+        (4, x, -y)
+    } else {
+        (5, -x, -y)
+    };
+    let half_rcp = (1.0 / ma) * 0.5;
+    let project = |c: f32| c.mul_add(half_rcp, 0.5).clamp(0.0, 1.0);
+    (face, project(sc), project(tc))
+}
+
+/// A 32-bit avalanche hash of a few words (fixed forever: golden outputs depend on it).
+fn hash(words: &[u32]) -> u32 {
+    let mut h: u32 = 0x9E37_79B9;
+    for &w in words {
+        h ^= w;
+        h = h.wrapping_mul(0x85EB_CA6B);
+        h ^= h >> 13;
+        h = h.wrapping_mul(0xC2B2_AE35);
+        h ^= h >> 16;
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tex2d() -> Texture {
+        Texture::default_for(Dim::D2, false, TexelKind::Float, 0)
+    }
+
+    #[test]
+    fn hash_is_stable() {
+        // Golden values: changing the hash would silently change every test expectation.
+        assert_eq!(hash(&[]), 0x9E37_79B9);
+        assert_eq!(hash(&[0, 0, 0, 0, 0, 0, 0]), hash(&[0, 0, 0, 0, 0, 0, 0]));
+        assert_ne!(hash(&[1]), hash(&[2]));
+    }
+
+    #[test]
+    fn float_texels_are_fractions() {
+        let t = tex2d();
+        for c in 0..4 {
+            let v = f32::from_bits(t.texel(0, 0, 3, 4, 0)[c]);
+            assert!((0.0..1.0).contains(&v));
+            assert_eq!(v * 65536.0, (v * 65536.0).floor());
+        }
+        assert_eq!(t.texel(0, 0, 16, 0, 0), [0; 4], "outside the level");
+        assert_eq!(t.texel(5, 0, 0, 0, 0), [0; 4], "16x16 has 5 levels");
+    }
+
+    #[test]
+    fn mip_chain() {
+        let t = tex2d();
+        assert_eq!(t.level_count(), 5);
+        assert_eq!(t.level_size(4), (1, 1, 1));
+        assert_eq!(t.select_level(lod_to_fixed88(0.49)), 0);
+        assert_eq!(t.select_level(lod_to_fixed88(0.5)), 1);
+        assert_eq!(t.select_level(lod_to_fixed88(100.0)), 4);
+        assert_eq!(t.select_level(lod_to_fixed88(-3.0)), 0);
+    }
+
+    #[test]
+    fn nearest_sampling_and_clamp() {
+        let t = tex2d();
+        let at = |s, t_| SampleCoords { s, t: t_, ..SampleCoords::default() };
+        assert_eq!(t.sample(at(0.0, 0.0), 0), t.texel(0, 0, 0, 0, 0));
+        assert_eq!(t.sample(at(0.999, 0.5), 0), t.texel(0, 0, 15, 8, 0));
+        assert_eq!(t.sample(at(7.0, -3.0), 0), t.texel(0, 0, 15, 0, 0));
+        assert_eq!(t.sample(at(f32::NAN, 0.0), 0), t.texel(0, 0, 0, 0, 0));
+    }
+
+    #[test]
+    fn shadow_compare() {
+        let t = tex2d();
+        let texel = f32::from_bits(t.texel(0, 0, 0, 0, 0)[0]);
+        let coords = |reference| SampleCoords { reference: Some(reference), ..SampleCoords::default() };
+        assert_eq!(t.sample(coords(texel), 0), [1.0f32.to_bits(); 4]);
+        assert_eq!(t.sample(coords(texel + 0.5), 0), [0; 4]);
+    }
+
+    #[test]
+    fn implicit_lod_from_quad() {
+        let t = tex2d();
+        // One texel per pixel in x, two in y: rho = 2/16·16 → log2(2) = 1.0 → 0x100.
+        let quad = [[0.0, 0.0, 0.0], [1.0 / 16.0, 0.0, 0.0], [0.0, 2.0 / 16.0, 0.0], [0.0, 0.0, 0.0]];
+        assert_eq!(t.implicit_lod(&quad), 0x100);
+        assert_eq!(t.implicit_lod(&[[0.5, 0.5, 0.0]; 4]), -4096, "no variation saturates low");
+    }
+
+    #[test]
+    fn cube_faces() {
+        assert_eq!(cube_project(1.0, 0.0, 0.0), (0, 0.5, 0.5));
+        assert_eq!(cube_project(-1.0, 0.0, 0.0).0, 1);
+        assert_eq!(cube_project(0.0, 2.0, 0.0).0, 2);
+        assert_eq!(cube_project(0.0, 0.0, -1.0), (5, 0.5, 0.5));
+        assert_eq!(cube_project(1.0, 1.0, 0.0).0, 0, "ties go to x");
+        assert_eq!(cube_project(0.0, 0.0, 1.0).1, 0.5);
+        assert_eq!(cube_project(1.0, 0.0, 1.0).1, 0.0, "-z/|x| = -1 → s = 0");
+    }
+
+    #[test]
+    fn gather_footprint() {
+        let t = tex2d();
+        let coords = SampleCoords { s: 0.5, t: 0.5, ..SampleCoords::default() };
+        let g = t.gather(coords, 1);
+        assert_eq!(g[3], t.texel(0, 0, 7, 7, 0)[1]);
+        assert_eq!(g[1], t.texel(0, 0, 8, 8, 0)[1]);
+    }
+
+    #[test]
+    fn json_form() {
+        let t: Texture = serde_json::from_str(r#"{"dim": "3d", "width": 8, "height": 4, "depth": 2, "seed": 9}"#).unwrap();
+        assert_eq!(t.level_count(), 4);
+        assert!(t.validate().is_ok());
+        let bad: Texture = serde_json::from_str(r#"{"dim": "2d", "width": 0}"#).unwrap();
+        assert!(bad.validate().unwrap_err().contains("width"));
+    }
+}
