@@ -65,11 +65,10 @@ impl Parser<'_> {
             }
             return Err(d.into());
         };
-        let discards_first = match (self.processor, file) {
-            (Processor::Geom | Processor::TessEval, File::Input) => true,
-            (Processor::TessCtrl, File::Input | File::Output) => true,
-            _ => false,
-        };
+        let discards_first = matches!(
+            (self.processor, file),
+            (Processor::Geom | Processor::TessEval, File::Input) | (Processor::TessCtrl, File::Input | File::Output)
+        );
         self.skip_ws();
         self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
         let first = self.dcl_range(discards_first)?;
