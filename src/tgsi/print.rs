@@ -23,6 +23,10 @@ use std::fmt::Write;
 pub struct PrintOptions {
     /// Print FLT32 immediates as `0x%08x` bit patterns (Mesa's `TGSI_DUMP_FLOAT_AS_HEX`).
     pub float_as_hex: bool,
+    /// Print floating-point immediates exactly as Mesa does (`%10.4f` / `%10.8f`) even when
+    /// that loses bits. Off by default: such values are printed with the shortest decimal
+    /// that reads back exactly.
+    pub mesa_float_rounding: bool,
 }
 
 /// Prints a program in Mesa's dump format.
@@ -192,7 +196,7 @@ impl Printer<'_> {
                     if j > 0 {
                         out.push_str(", ");
                     }
-                    push_flt32(out, bits, self.options.float_as_hex);
+                    push_flt32(out, bits, self.options);
                 }
                 out.push('}');
             }
@@ -218,7 +222,7 @@ impl Printer<'_> {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    push_flt32(out, bits, self.options.float_as_hex);
+                    push_flt32(out, bits, self.options);
                 }
             }
             ImmediateType::Uint32 => {
@@ -228,9 +232,9 @@ impl Printer<'_> {
                 let _ = write!(out, "{}, {}, {}, {}", w[0] as i32, w[1] as i32, w[2] as i32, w[3] as i32);
             }
             ImmediateType::Flt64 => {
-                push_flt64(out, wide(0));
+                push_flt64(out, wide(0), self.options);
                 out.push_str(", ");
-                push_flt64(out, wide(1));
+                push_flt64(out, wide(1), self.options);
             }
             ImmediateType::Uint64 => {
                 let _ = write!(out, "{}, {}", wide(0), wide(1));
@@ -472,14 +476,14 @@ fn push_src(out: &mut String, s: &SrcOperand) {
 }
 
 /// A FLT32 immediate value as Mesa prints it (see the module documentation).
-pub fn push_flt32(out: &mut String, bits: u32, hex: bool) {
-    if hex {
+pub fn push_flt32(out: &mut String, bits: u32, options: PrintOptions) {
+    if options.float_as_hex {
         let _ = write!(out, "0x{bits:08x}");
         return;
     }
     let value = f32::from_bits(bits);
     if value.is_nan() {
-        if bits & 0x7fff_ffff == 0x7fc0_0000 {
+        if bits & 0x7fff_ffff == 0x7fc0_0000 || options.mesa_float_rounding {
             out.push_str(if bits >> 31 != 0 { "      -nan" } else { "       nan" });
         } else {
             let _ = write!(out, "0x{bits:08x}");
@@ -488,7 +492,8 @@ pub fn push_flt32(out: &mut String, bits: u32, hex: bool) {
     }
     let start = out.len();
     let _ = write!(out, "{:10.4}", f64::from(value));
-    let reads_back = num::c_float_to_f32_bits(out[start..].trim_start().as_bytes()) == Some(bits);
+    let reads_back =
+        options.mesa_float_rounding || num::c_float_to_f32_bits(out[start..].trim_start().as_bytes()) == Some(bits);
     if !reads_back {
         out.truncate(start);
         let _ = write!(out, "{value:>10}");
@@ -496,7 +501,7 @@ pub fn push_flt32(out: &mut String, bits: u32, hex: bool) {
 }
 
 /// A FLT64 immediate value: `%10.8f`, or the shortest exact decimal when that would round.
-pub fn push_flt64(out: &mut String, bits: u64) {
+pub fn push_flt64(out: &mut String, bits: u64, options: PrintOptions) {
     let value = f64::from_bits(bits);
     if value.is_nan() {
         out.push_str(if bits >> 63 != 0 { "      -nan" } else { "       nan" });
@@ -504,7 +509,8 @@ pub fn push_flt64(out: &mut String, bits: u64) {
     }
     let start = out.len();
     let _ = write!(out, "{value:10.8}");
-    let reads_back = num::c_float_to_f64_bits(out[start..].trim_start().as_bytes()) == Some(bits);
+    let reads_back =
+        options.mesa_float_rounding || num::c_float_to_f64_bits(out[start..].trim_start().as_bytes()) == Some(bits);
     if !reads_back {
         out.truncate(start);
         let _ = write!(out, "{value:>10}");

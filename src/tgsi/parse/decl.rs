@@ -548,7 +548,6 @@ impl Parser<'_> {
         self.skip_ws();
         let open = self.pos;
         self.expect(b'{', "E0021", "before the immediate's values")?;
-        let spaced = super::is_ws(self.peek());
         let count = if ty.is_64bit() { 2 } else { 4 };
         let mut words = [0u32; 4];
         for i in 0..count {
@@ -579,7 +578,7 @@ impl Parser<'_> {
                 }
             }
         }
-        self.skip_ws();
+        let spaced = self.skip_ws();
         if self.peek() == b',' {
             return Err(self
                 .error_here("E0050", format!("{} immediates have {count} values", ty.name()))
