@@ -102,12 +102,26 @@ impl<'a> Parser<'a> {
             Ok(h) => h,
             Err(d) => {
                 let at = d.primary.span.start as usize;
-                self.diags.push(*d);
-                // Go on with the statements only if the first word is one.
+                let mut d = *d;
+                if matches!(self.peek(), b'#' | b';' | b'/') {
+                    d = d.with_note("TGSI text has no comments");
+                }
+                self.diags.push(d);
+                // Go on with the statements if the first word is one; otherwise skip the line
+                // and take a header on the next one if there is one.
+                let mut header = Header { processor: Processor::Frag, legacy_version: None, span: Span::at(0) };
                 if !self.at_statement_keyword() {
                     self.recover(at);
+                    self.skip_ws();
+                    let mut buf = [0u8; 64];
+                    let word = self.word_at(self.pos);
+                    if upper(word, &mut buf).and_then(names::processor).is_some() {
+                        if let Ok(h) = self.header() {
+                            header = h;
+                        }
+                    }
                 }
-                Header { processor: Processor::Frag, legacy_version: None, span: Span::at(0) }
+                header
             }
         };
         self.processor = header.processor;

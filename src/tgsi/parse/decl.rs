@@ -228,8 +228,23 @@ impl Parser<'_> {
                     (Stage::FileAttrs, Attr::Atomic)
                 } else if let Some(k) = names::memory_kind(w).filter(|_| file == File::Memory) {
                     (Stage::FileAttrs, Attr::MemoryKind(k))
+                } else if w.starts_with(b"PIPE_FORMAT_") && matches!(file, File::Image | File::LegacyResource) {
+                    return Err(unknown_format(self.src, span));
                 } else {
-                    self.generic_attribute(w, decl, stage)?
+                    match self.generic_attribute(w, decl, stage) {
+                        Ok(x) => x,
+                        Err(e) if matches!(file, File::SamplerView | File::LegacyResource) && target.is_some() => {
+                            let _ = e;
+                            let text = String::from_utf8_lossy(&self.src[span.range()]).into_owned();
+                            let mut d = Diagnostic::error("E0016", span, format!("unknown return type `{text}`"))
+                                .with_label("expected UNORM, SNORM, SINT, UINT or FLOAT");
+                            if let Some(s) = names::closest(&text, ["UNORM", "SNORM", "SINT", "UINT", "FLOAT"].into_iter()) {
+                                d = d.with_help(format!("did you mean `{s}`?"));
+                            }
+                            return Err(d.into());
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
             } else {
                 self.generic_attribute(w, decl, stage)?
@@ -825,6 +840,17 @@ impl Parser<'_> {
         }
         Ok(Property { name, value, span: Span::new(start, self.pos) })
     }
+}
+
+/// An unknown `PIPE_FORMAT_*` name.
+pub(super) fn unknown_format(src: &[u8], span: Span) -> Box<Diagnostic> {
+    let text = String::from_utf8_lossy(&src[span.range()]).into_owned();
+    let mut d = Diagnostic::error("E0017", span, format!("unknown image format `{text}`")).with_label("not a Gallium format");
+    let bare = text.get(12..).unwrap_or("");
+    if let Some(s) = names::closest(bare, crate::tgsi::formats::FORMATS.iter().copied()) {
+        d = d.with_help(format!("did you mean `PIPE_FORMAT_{s}`?"));
+    }
+    Box::new(d)
 }
 
 fn is_interp_word(w: &[u8]) -> bool {

@@ -123,7 +123,8 @@ impl Parser<'_> {
             return Ok(());
         }
         let _ = index;
-        let found = describe(self.src, self.pos);
+        // Describe what follows the operand on its own line.
+        let found = describe(self.src, if self.src[last_end..self.pos].contains(&b'\n') { last_end } else { self.pos });
         Err(Diagnostic::error("E0009", Span::at(last_end), format!("expected `,` and another operand, found {found}"))
             .with_label("expected `,` here")
             .with_note(format!("`{}` takes {}", opcode.name(), operand_summary(opcode)))
@@ -133,13 +134,16 @@ impl Parser<'_> {
     fn opcode(&mut self) -> PResult<(Opcode, Saturate, bool, Span)> {
         let (word, span) = self.word();
         if word.is_empty() {
-            return Err(self
+            let mut d = self
                 .error_here(
                     "E0003",
                     format!("expected an instruction, `DCL`, `IMM` or `PROPERTY`, found {}", describe(self.src, self.pos)),
                 )
-                .with_label("expected a statement")
-                .into());
+                .with_label("expected a statement");
+            if matches!(self.peek(), b'#' | b';' | b'/') {
+                d = d.with_note("TGSI text has no comments");
+            }
+            return Err(d.into());
         }
         let mut buf = [0u8; 64];
         let text = String::from_utf8_lossy(word);
@@ -310,6 +314,8 @@ impl Parser<'_> {
                     .into());
             }
             memory.format = format;
+        } else if w.starts_with(b"PIPE_FORMAT_") {
+            return Err(super::decl::unknown_format(self.src, span));
         } else {
             let text = String::from_utf8_lossy(&self.src[span.range()]);
             return Err(Diagnostic::error("E0037", span, format!("unknown memory item `{text}`"))
