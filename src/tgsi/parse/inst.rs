@@ -645,7 +645,7 @@ impl Parser<'_> {
                 swizzle = self.plain_swizzle(&group, group_start)?;
                 let save2 = self.pos;
                 self.skip_ws();
-                if self.peek() == b'.' && !self.src.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit()) {
+                if self.peek() == b'.' {
                     self.pos += 1;
                     self.skip_ws();
                     let ext_start = self.pos;
