@@ -37,7 +37,7 @@ pub fn run(args: Args, global: Global) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let printed = tgsi::print_with(&program, PrintOptions { float_as_hex: args.float_hex });
+    let printed = tgsi::print_with(&program, PrintOptions { float_as_hex: args.float_hex, ..PrintOptions::default() });
     match write_output(&args.output, printed.as_bytes()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -1019,6 +1019,9 @@ pub struct Immediate {
     pub words: [u32; 4],
     /// Written as `IMM[n] …` (since 9.1) rather than the legacy unindexed `IMM …`.
     pub indexed: bool,
+    /// Legacy unindexed form with a space inside the braces, `IMM FLT32 { 1.0000, … }`, as
+    /// Mesa ≤ 7.8 printed it. Always `false` when `indexed`.
+    pub legacy_spaced_braces: bool,
     pub span: Span,
 }
 

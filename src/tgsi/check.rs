@@ -1,10 +1,693 @@
-//! Semantic checks (placeholder until the checker lands).
+//! Semantic checks of a parsed TGSI program (codes `E0100`–`E0199`, `W0100`–`W0199`).
+//!
+//! Everything is collected, not only the first problem. The checks:
+//!
+//! * registers: every direct use must fall in a declaration (immediates: an `IMM` with that
+//!   index must exist); an indirect use needs some declaration of its file; declarations must
+//!   not overlap; declared registers that are never used get a warning;
+//! * operands: the counts of the opcode table, sampler/sampler-view/resource operands of the
+//!   right file, writable destinations, and for 64-bit operands write masks `xy`, `zw` or
+//!   `xyzw` and swizzles made of the pairs `xy`/`zw`;
+//! * stages: opcodes (the table's `stages`), semantics and properties that belong to other
+//!   shader stages;
+//! * control flow: IF/UIF/ELSE/ENDIF, loops, SWITCH/CASE/DEFAULT/ENDSWITCH and BGNSUB/ENDSUB
+//!   must nest; BRK/CONT need a loop (BRK also a SWITCH); branch labels that disagree with
+//!   the nesting get a warning (the structure always comes from the nesting); END missing or
+//!   repeated gets a warning.
+//!
+//! Shaders produced by Mesa (ureg, glsl-to-tgsi, st_mesa_to_tgsi) always pass without errors:
+//! bindless handles in TEMP/CONST registers are accepted where a sampler or resource is
+//! expected, texturing with implicit LOD is accepted outside fragment shaders, and label
+//! conventions of both "target" and "target + 1" are accepted.
+//!
+//! Linear time apart from sorting declarations; no recursion.
 
-use super::ast::Program;
-use crate::diag::Diagnostic;
+use super::ast::*;
+use super::opcodes::{FlowRole, OperandType, Opcode, StageMask};
+use crate::diag::{Diagnostic, Span};
+use std::collections::HashMap;
 
 /// Checks a parsed program; returns every error and warning found.
 pub fn check(program: &Program) -> Vec<Diagnostic> {
-    let _ = program;
-    Vec::new()
+    let mut c = Checker {
+        program,
+        diags: Vec::new(),
+        decls: HashMap::new(),
+        used: Vec::new(),
+        any_of_file: HashMap::new(),
+        reported: Default::default(),
+    };
+    c.declarations();
+    c.properties();
+    c.instructions();
+    c.control_flow();
+    c.unused();
+    c.diags.sort_by_key(|d| (d.primary.span.start, d.severity == crate::diag::Severity::Warning));
+    c.diags
+}
+
+/// One declared range.
+#[derive(Clone, Copy)]
+struct Range {
+    first: u32,
+    last: u32,
+    /// Index of the declaration in `Checker::used`.
+    decl: usize,
+    span: Span,
+    /// Among this range and all before it (in sorted order), the one reaching furthest:
+    /// its `last` and declaration, so a lookup needs one binary search.
+    cover_last: u32,
+    cover_decl: usize,
+}
+
+struct Checker<'a> {
+    program: &'a Program,
+    diags: Vec<Diagnostic>,
+    /// Declared ranges per (file, dimension), sorted by `first`.
+    decls: HashMap<(File, u32), Vec<Range>>,
+    /// Per declaration: has any of its registers been used.
+    used: Vec<(bool, &'a Declaration)>,
+    /// Declarations per file (for indirect uses).
+    any_of_file: HashMap<File, Vec<usize>>,
+    /// Undeclared registers already reported (reported once each).
+    reported: std::collections::HashSet<(File, u32, u32)>,
+}
+
+fn stage_of(p: Processor) -> StageMask {
+    match p {
+        Processor::Vert => StageMask::VS,
+        Processor::TessCtrl => StageMask::TCS,
+        Processor::TessEval => StageMask::TES,
+        Processor::Geom => StageMask::GS,
+        Processor::Frag => StageMask::FS,
+        Processor::Comp | Processor::Task | Processor::Mesh => StageMask::CS,
+    }
+}
+
+fn stage_names(mask: StageMask) -> String {
+    let names = ["vertex", "tessellation control", "tessellation evaluation", "geometry", "fragment", "compute"];
+    let list: Vec<&str> = (0..6).filter(|i| mask.0 & (1 << i) != 0).map(|i| names[i]).collect();
+    match list.len() {
+        0 => "no".to_string(),
+        1 => list[0].to_string(),
+        _ => format!("{} and {}", list[..list.len() - 1].join(", "), list[list.len() - 1]),
+    }
+}
+
+fn processor_noun(p: Processor) -> &'static str {
+    match p {
+        Processor::Vert => "a vertex shader",
+        Processor::TessCtrl => "a tessellation control shader",
+        Processor::TessEval => "a tessellation evaluation shader",
+        Processor::Geom => "a geometry shader",
+        Processor::Frag => "a fragment shader",
+        Processor::Comp => "a compute shader",
+        Processor::Task => "a task shader",
+        Processor::Mesh => "a mesh shader",
+    }
+}
+
+impl<'a> Checker<'a> {
+    fn processor(&self) -> Processor {
+        self.program.processor()
+    }
+
+    /// Files whose first bracket is a vertex index rather than a declared dimension.
+    fn per_vertex(&self, file: File) -> bool {
+        matches!(
+            (self.processor(), file),
+            (Processor::Geom | Processor::TessEval, File::Input) | (Processor::TessCtrl, File::Input | File::Output)
+        )
+    }
+
+    fn declarations(&mut self) {
+        let program = self.program;
+        for d in program.declarations() {
+            let index = self.used.len();
+            self.used.push((false, d));
+            if d.file == File::Immediate {
+                self.diags.push(
+                    Diagnostic::error("E0111", d.span, "immediates are not declared with `DCL`")
+                        .with_label("`DCL IMM`")
+                        .with_help("write the values with `IMM[n] FLT32 {…}` instead"),
+                );
+                continue;
+            }
+            let dim = if self.per_vertex(d.file) { 0 } else { d.dimension.unwrap_or(0) };
+            self.decls.entry((d.file, dim)).or_default().push(Range {
+                first: d.first,
+                last: d.last,
+                decl: index,
+                span: d.span,
+                cover_last: 0,
+                cover_decl: 0,
+            });
+            self.any_of_file.entry(d.file).or_default().push(index);
+            self.semantic(d);
+        }
+        let processor = self.processor();
+        for ((file, dim), ranges) in &mut self.decls {
+            ranges.sort_by_key(|r| (r.first, r.decl));
+            let mut widest: Option<Range> = None;
+            for r in ranges.iter_mut() {
+                if let Some(w) = widest
+                    && r.first <= w.last
+                {
+                    let per_vertex = matches!(
+                        (processor, *file),
+                        (Processor::Geom | Processor::TessEval, File::Input)
+                            | (Processor::TessCtrl, File::Input | File::Output)
+                    );
+                    let reg = register_name(*file, *dim, r.first.max(w.first), per_vertex);
+                    self.diags.push(
+                        Diagnostic::error("E0110", r.span, format!("{reg} is declared twice"))
+                            .with_label("second declaration")
+                            .with_secondary(w.span, "first declared here")
+                            .with_note("each register may be declared once"),
+                    );
+                }
+                if widest.is_none_or(|w| r.last > w.last) {
+                    widest = Some(*r);
+                }
+                if let Some(w) = widest {
+                    r.cover_last = w.last;
+                    r.cover_decl = w.decl;
+                }
+            }
+        }
+    }
+
+    fn semantic(&mut self, d: &Declaration) {
+        let Some(sem) = &d.semantic else { return };
+        let p = self.processor();
+        use SemanticName as S;
+        let (allowed, rule): (bool, &str) = match sem.name {
+            S::Face | S::Pcoord | S::Sampleid | S::Samplepos | S::HelperInvocation => {
+                (p == Processor::Frag && matches!(d.file, File::Input | File::SystemValue), "a fragment shader input or system value")
+            }
+            S::ThreadId | S::BlockId | S::BlockSize | S::GridSize | S::WorkDim | S::CsUserDataAmd => {
+                (p == Processor::Comp && d.file == File::SystemValue, "a compute shader system value")
+            }
+            S::Vertexid | S::Instanceid | S::VertexidNobase | S::Basevertex | S::Baseinstance | S::Drawid => {
+                (p == Processor::Vert && d.file == File::SystemValue, "a vertex shader system value")
+            }
+            S::Tesscoord => (p == Processor::TessEval && d.file == File::SystemValue, "a tessellation evaluation system value"),
+            S::Invocationid => (matches!(p, Processor::Geom | Processor::TessCtrl), "a geometry or tessellation control shader value"),
+            S::Verticesin => (matches!(p, Processor::TessCtrl | Processor::TessEval), "a tessellation shader system value"),
+            S::Stencil => (p == Processor::Frag && d.file == File::Output, "a fragment shader output"),
+            _ => (true, ""),
+        };
+        if !allowed {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0108",
+                    d.span,
+                    format!("semantic `{}` on `{}` in {}", sem.name.name(), d.file.name(), processor_noun(p)),
+                )
+                .with_label("not allowed here")
+                .with_note(format!("`{}` is only meaningful as {rule}", sem.name.name())),
+            );
+        }
+        if sem.stream != [0; 4] && !(p == Processor::Geom && d.file == File::Output) {
+            self.diags.push(
+                Diagnostic::error("E0108", d.span, "`STREAM(…)` outside a geometry shader output")
+                    .with_label("not a geometry shader output")
+                    .with_note("vertex streams only exist for geometry shader outputs"),
+            );
+        }
+        if p == Processor::Vert && d.file == File::Input {
+            self.diags.push(
+                Diagnostic::warning("W0104", d.span, "vertex shader inputs take no semantic")
+                    .with_label("ignored")
+                    .with_note("Mesa accepted this up to 7.8; since 7.9 it rejects it"),
+            );
+        }
+    }
+
+    fn properties(&mut self) {
+        let p = self.processor();
+        for prop in self.program.properties() {
+            use PropertyName as N;
+            let (stage, who) = match prop.name.canonical() {
+                N::GsInputPrimitive | N::GsOutputPrimitive | N::GsMaxOutputVertices | N::GsInvocations => {
+                    (Processor::Geom, "geometry")
+                }
+                N::FsCoordOrigin
+                | N::FsCoordPixelCenter
+                | N::FsColor0WritesAllCbufs
+                | N::FsDepthLayout
+                | N::FsEarlyDepthStencil
+                | N::FsPostDepthCoverage
+                | N::FsBlendEquationAdvanced => (Processor::Frag, "fragment"),
+                N::VsProhibitUcps | N::VsWindowSpacePosition | N::VsBlitSgprsAmd => (Processor::Vert, "vertex"),
+                N::TcsVerticesOut => (Processor::TessCtrl, "tessellation control"),
+                N::TesPrimMode | N::TesSpacing | N::TesVertexOrderCw | N::TesPointMode => {
+                    (Processor::TessEval, "tessellation evaluation")
+                }
+                N::CsFixedBlockWidth | N::CsFixedBlockHeight | N::CsFixedBlockDepth | N::CsUserDataComponentsAmd => {
+                    (Processor::Comp, "compute")
+                }
+                _ => continue,
+            };
+            if stage != p {
+                self.diags.push(
+                    Diagnostic::error("E0109", prop.span, format!("property `{}` in {}", prop.name.name(), processor_noun(p)))
+                        .with_label("not allowed here")
+                        .with_note(format!("`{}` applies to {who} shaders only", prop.name.name())),
+                );
+            }
+        }
+    }
+
+    fn instructions(&mut self) {
+        let program = self.program;
+        let imm_count = program.immediates().count() as i64;
+        let stage = stage_of(self.processor());
+        let gs_vertices = match (self.processor(), program.property(PropertyName::GsInputPrimitive)) {
+            (Processor::Geom, Some(PropertyValue::Primitive(p))) => Some(p.vertex_count()),
+            _ => None,
+        };
+        for inst in program.instructions() {
+            let info = inst.opcode.info();
+            if !info.stages.contains(stage) && (info.stages.0 & stage.0) == 0 {
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0107",
+                        inst.opcode_span,
+                        format!("`{}` is not available in {}", info.name, processor_noun(self.processor())),
+                    )
+                    .with_label("wrong shader stage")
+                    .with_note(format!("`{}` is only allowed in {} shaders", info.name, stage_names(info.stages))),
+                );
+            }
+            if inst.dst.len() != usize::from(info.num_dst)
+                || inst.src.len() != usize::from(info.num_src)
+                || inst.texture_target.is_some() != info.has_texture_target
+            {
+                self.diags.push(
+                    Diagnostic::error("E0104", inst.span, format!("wrong operands for `{}`", info.name))
+                        .with_label(format!("{} destinations and {} sources", inst.dst.len(), inst.src.len()))
+                        .with_note(format!("`{}` takes {}", info.name, info.operands)),
+                );
+            }
+            for (i, d) in inst.dst.iter().enumerate() {
+                self.use_register(&d.register, d.span, imm_count, gs_vertices);
+                if matches!(
+                    d.register.file,
+                    File::Const | File::Immediate | File::Input | File::SystemValue | File::Sampler | File::SamplerView | File::ConstBuf
+                ) {
+                    self.diags.push(
+                        Diagnostic::error("E0112", d.span, format!("`{}` registers cannot be written", d.register.file.name()))
+                            .with_label("read-only register file")
+                            .with_note("destinations are TEMP, OUT, ADDR, or a resource for STORE"),
+                    );
+                }
+                let ty = info.dst_types.get(i).copied();
+                if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64))
+                    && !matches!(d.write_mask.0, 0x3 | 0xc | 0xf)
+                {
+                    self.diags.push(
+                        Diagnostic::error("E0105", d.span, format!("`{}` writes 64-bit values: the write mask must be `xy`, `zw` or `xyzw`", info.name))
+                            .with_label("mask splits a 64-bit channel pair")
+                            .with_note("a 64-bit value occupies the channel pair xy or zw"),
+                    );
+                }
+            }
+            for (i, s) in inst.src.iter().enumerate() {
+                self.use_register(&s.register, s.span, imm_count, gs_vertices);
+                let ty = info.src_types.get(i).copied();
+                self.operand_kind(inst, s, ty);
+                if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
+                    let pairs_ok = s.swizzle.chunks(2).all(|p| {
+                        matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W))
+                    });
+                    if !pairs_ok {
+                        self.diags.push(
+                            Diagnostic::error("E0106", s.span, format!("`{}` reads 64-bit values: the swizzle must be made of `xy` and `zw` pairs", info.name))
+                                .with_label("swizzle splits a 64-bit channel pair")
+                                .with_help("use e.g. `.xyxy`, `.zwzw` or `.xyzw`"),
+                        );
+                    }
+                }
+            }
+            for o in &inst.texture_offsets {
+                let reg = Register { file: o.file, dimension: None, index: Index::direct(o.index) };
+                self.use_register(&reg, o.span, imm_count, gs_vertices);
+            }
+        }
+    }
+
+    fn operand_kind(&mut self, inst: &Instruction, s: &SrcOperand, ty: Option<OperandType>) {
+        let file = s.register.file;
+        // TEMP and CONST may hold bindless handles (ARB_bindless_texture).
+        let handle = matches!(file, File::Temp | File::Const);
+        let (ok, want) = match ty {
+            Some(OperandType::Samp) => (file == File::Sampler || handle, "a sampler (`SAMP[n]`)"),
+            Some(OperandType::Sview) => {
+                (matches!(file, File::SamplerView | File::LegacyResource) || handle, "a sampler view (`SVIEW[n]`)")
+            }
+            Some(OperandType::Res) => (
+                matches!(file, File::Buffer | File::Image | File::Memory | File::HwAtomic | File::ConstBuf | File::LegacyResource)
+                    || handle,
+                "a resource (`BUFFER`, `IMAGE`, `MEMORY`, `HWATOMIC` or `CONSTBUF`)",
+            ),
+            _ => (true, ""),
+        };
+        if !ok {
+            self.diags.push(
+                Diagnostic::error("E0102", s.span, format!("`{}` expects {want} here, found `{}`", inst.opcode.name(), file.name()))
+                    .with_label("wrong kind of operand")
+                    .with_note(format!("`{}` takes {}", inst.opcode.name(), inst.opcode.info().operands)),
+            );
+        }
+    }
+
+    fn use_register(&mut self, r: &Register, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
+        let file = r.file;
+        if matches!(file, File::Null | File::LegacyLoop) {
+            return;
+        }
+        for ind in [r.index.indirect, r.dimension.and_then(|d| d.indirect)].into_iter().flatten() {
+            let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
+            self.use_register(&reg, span, imm_count, gs_vertices);
+        }
+        if file == File::Immediate {
+            if r.index.indirect.is_none() && i64::from(r.index.value) >= imm_count {
+                self.diags.push(
+                    Diagnostic::error("E0101", span, format!("`IMM[{}]` does not exist", r.index.value))
+                        .with_label("no such immediate")
+                        .with_note(match imm_count {
+                            0 => "the shader has no immediates".to_string(),
+                            1 => "the shader has 1 immediate, IMM[0]".to_string(),
+                            n => format!("the shader has {n} immediates, IMM[0] to IMM[{}]", n - 1),
+                        }),
+                );
+            }
+            return;
+        }
+        let per_vertex = self.per_vertex(file);
+        if per_vertex
+            && let (Some(n), Some(dim)) = (gs_vertices, r.dimension)
+            && dim.indirect.is_none()
+            && dim.value as u32 >= n
+        {
+            self.diags.push(
+                Diagnostic::error("E0103", span, format!("vertex {} does not exist", dim.value))
+                    .with_label("vertex index out of range")
+                    .with_note(format!("the input primitive has {n} vertices")),
+            );
+        }
+        if r.index.indirect.is_some() || r.dimension.is_some_and(|d| d.indirect.is_some() && !per_vertex) {
+            match self.any_of_file.get(&file) {
+                Some(list) => {
+                    for &i in list {
+                        self.used[i].0 = true;
+                    }
+                }
+                None if !self.reported.insert((file, u32::MAX, u32::MAX)) => {}
+                None => self.diags.push(
+                    Diagnostic::error("E0100", span, format!("no `{}` register is declared", file.name()))
+                        .with_label("indirect access to an undeclared file")
+                        .with_help(format!("declare the registers with `DCL {}[…]`", file.name())),
+                ),
+            }
+            return;
+        }
+        let dim = if per_vertex { 0 } else { r.dimension.map_or(0, |d| d.value as u32) };
+        let index = r.index.value as u32;
+        let found = self.decls.get(&(file, dim)).and_then(|ranges| {
+            let upto = ranges.partition_point(|x| x.first <= index);
+            let candidate = ranges.get(upto.checked_sub(1)?)?;
+            (candidate.cover_last >= index).then_some(candidate.cover_decl)
+        });
+        match found {
+            Some(decl) => self.used[decl].0 = true,
+            None => {
+                if !self.reported.insert((file, dim, index)) {
+                    return;
+                }
+                let name = register_name(file, dim, index, per_vertex);
+                self.diags.push(
+                    Diagnostic::error("E0100", span, format!("{name} is not declared"))
+                        .with_label("undeclared register")
+                        .with_help(format!("add `DCL {name}`")),
+                );
+            }
+        }
+    }
+
+    fn control_flow(&mut self) {
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum Kind {
+            If,
+            Loop,
+            Switch,
+            Sub,
+        }
+        struct Open<'i> {
+            kind: Kind,
+            /// The instruction whose label names the end of the current part.
+            owner: &'i Instruction,
+            opcode: Opcode,
+            number: u32,
+            span: Span,
+            label: Option<u32>,
+            else_at: Option<u32>,
+            /// Instruction number of the first ENDIF/ELSE for label checks.
+            seen_else: bool,
+        }
+        let program = self.program;
+        let mut stack: Vec<Open<'a>> = Vec::new();
+        let mut ends = Vec::new();
+        let mut subs = Vec::new();
+        let mut calls = Vec::new();
+        for (n, inst) in program.instructions().enumerate() {
+            let n = n as u32;
+            let name = inst.opcode.name();
+            let kind_name = |k: Kind| match k {
+                Kind::If => "IF",
+                Kind::Loop => "BGNLOOP",
+                Kind::Switch => "SWITCH",
+                Kind::Sub => "BGNSUB",
+            };
+            let close = |stack: &mut Vec<Open<'a>>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
+                match stack.iter().rposition(|o| o.kind == kind) {
+                    None => {
+                        diags.push(
+                            Diagnostic::error("E0120", inst.opcode_span, format!("`{name}` without a matching `{what}`"))
+                                .with_label("nothing to close")
+                                .with_note("control flow comes from the nesting of the instructions"),
+                        );
+                        None
+                    }
+                    Some(pos) => {
+                        while stack.len() > pos + 1 {
+                            let inner = stack.pop()?;
+                            diags.push(
+                                Diagnostic::error(
+                                    "E0128",
+                                    inner.span,
+                                    format!("`{}` is not closed before `{name}`", inner.opcode.name()),
+                                )
+                                .with_label("unclosed")
+                                .with_secondary(inst.opcode_span, "the enclosing construct ends here"),
+                            );
+                        }
+                        stack.pop()
+                    }
+                }
+            };
+            match inst.opcode.info().flow {
+                Some(FlowRole::If) => stack.push(Open {
+                    kind: Kind::If,
+                    owner: inst,
+                    opcode: inst.opcode,
+                    number: n,
+                    span: inst.opcode_span,
+                    label: inst.label,
+                    else_at: None,
+                    seen_else: false,
+                }),
+                Some(FlowRole::Else) => match stack.last_mut() {
+                    Some(top) if top.kind == Kind::If => {
+                        if top.seen_else {
+                            self.diags.push(
+                                Diagnostic::error("E0129", inst.opcode_span, "second `ELSE` for the same `IF`")
+                                    .with_label("another ELSE")
+                                    .with_secondary(top.span, "this IF already has an ELSE"),
+                            );
+                        }
+                        top.seen_else = true;
+                        let (label, owner) = (top.label, top.owner);
+                        top.else_at = Some(n);
+                        top.label = inst.label;
+                        top.owner = inst;
+                        self.label_check(label, n, owner, "the ELSE");
+                    }
+                    _ => self.diags.push(
+                        Diagnostic::error("E0120", inst.opcode_span, "`ELSE` without a matching `IF`")
+                            .with_label("not inside an IF")
+                            .with_note("control flow comes from the nesting of the instructions"),
+                    ),
+                },
+                Some(FlowRole::EndIf) => {
+                    if let Some(open) = close(&mut stack, &mut self.diags, Kind::If, "IF") {
+                        self.label_check(open.label, n, open.owner, "the ENDIF");
+                    }
+                }
+                Some(FlowRole::LoopBegin) => stack.push(Open {
+                    kind: Kind::Loop,
+                    owner: inst,
+                    opcode: inst.opcode,
+                    number: n,
+                    span: inst.opcode_span,
+                    label: inst.label,
+                    else_at: None,
+                    seen_else: false,
+                }),
+                Some(FlowRole::LoopEnd) => {
+                    if let Some(open) = close(&mut stack, &mut self.diags, Kind::Loop, kind_name(Kind::Loop)) {
+                        self.label_check(open.label, n, open.owner, "the loop's end");
+                        if let Some(l) = inst.label
+                            && l != open.number
+                            && l != open.number + 1
+                        {
+                            self.label_warning(inst, l, format!("the loop begins at instruction {}", open.number));
+                        }
+                    }
+                }
+                Some(FlowRole::Switch) => stack.push(Open {
+                    kind: Kind::Switch,
+                    owner: inst,
+                    opcode: inst.opcode,
+                    number: n,
+                    span: inst.opcode_span,
+                    label: None,
+                    else_at: None,
+                    seen_else: false,
+                }),
+                Some(FlowRole::Case | FlowRole::Default) if stack.last().is_none_or(|o| o.kind != Kind::Switch) => {
+                    self.diags.push(
+                        Diagnostic::error("E0124", inst.opcode_span, format!("`{name}` outside a `SWITCH`"))
+                            .with_label("not directly inside a SWITCH"),
+                    );
+                }
+                Some(FlowRole::EndSwitch) => {
+                    close(&mut stack, &mut self.diags, Kind::Switch, "SWITCH");
+                }
+                Some(FlowRole::SubBegin) => {
+                    subs.push(n);
+                    stack.push(Open {
+                        kind: Kind::Sub,
+                        owner: inst,
+                        opcode: inst.opcode,
+                        number: n,
+                        span: inst.opcode_span,
+                        label: None,
+                        else_at: None,
+                        seen_else: false,
+                    })
+                }
+                Some(FlowRole::SubEnd) => {
+                    close(&mut stack, &mut self.diags, Kind::Sub, "BGNSUB");
+                }
+                Some(FlowRole::Break) if !stack.iter().any(|o| matches!(o.kind, Kind::Loop | Kind::Switch)) => {
+                    self.diags.push(
+                        Diagnostic::error("E0126", inst.opcode_span, format!("`{name}` outside a loop or `SWITCH`"))
+                            .with_label("nothing to break out of"),
+                    );
+                }
+                Some(FlowRole::Continue) if !stack.iter().any(|o| o.kind == Kind::Loop) => {
+                    self.diags.push(
+                        Diagnostic::error("E0127", inst.opcode_span, format!("`{name}` outside a loop"))
+                            .with_label("nothing to continue"),
+                    );
+                }
+                Some(FlowRole::End) => ends.push(inst),
+                Some(FlowRole::Call) => calls.push(inst),
+                _ => {}
+            }
+        }
+        for open in stack {
+            self.diags.push(
+                Diagnostic::error("E0128", open.span, format!("`{}` is never closed", open.opcode.name()))
+                    .with_label("unclosed")
+                    .with_note("the shader ends before the matching end instruction"),
+            );
+        }
+        for call in calls {
+            if let Some(l) = call.label
+                && !subs.iter().any(|&s| l == s || l == s + 1)
+            {
+                self.label_warning(call, l, "no BGNSUB starts there".to_string());
+            }
+        }
+        match ends.as_slice() {
+            [] => {
+                let at = program.statements.last().map_or(program.header.span, Statement::span);
+                self.diags.push(
+                    Diagnostic::warning("W0102", Span::at(at.end as usize), "the shader has no `END`")
+                        .with_label("END expected by here")
+                        .with_help("end the main program with `END`"),
+                );
+            }
+            [_] => {}
+            [first, rest @ ..] => {
+                for e in rest {
+                    self.diags.push(
+                        Diagnostic::warning("W0103", e.opcode_span, "more than one `END`")
+                            .with_label("another END")
+                            .with_secondary(first.opcode_span, "first END"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Warns when an IF/UIF/ELSE/BGNLOOP label does not name `target` (or the instruction
+    /// after it).
+    fn label_check(&mut self, label: Option<u32>, target: u32, owner: &Instruction, what: &str) {
+        if let Some(l) = label
+            && l != target
+            && l != target + 1
+        {
+            self.label_warning(owner, l, format!("{what} is instruction {target}"));
+        }
+    }
+
+    fn label_warning(&mut self, inst: &Instruction, label: u32, what: String) {
+        self.diags.push(
+            Diagnostic::warning("W0101", inst.span, format!("branch label :{label} disagrees with the nesting"))
+                .with_label(format!("`{}` points to instruction {label}", inst.opcode.name()))
+                .with_note(format!("{what}; the structure is taken from the nesting, the label is ignored")),
+        );
+    }
+
+    fn unused(&mut self) {
+        for &(used, d) in &self.used {
+            if used || d.file == File::Immediate {
+                continue;
+            }
+            let what = if d.first == d.last {
+                format!("{}[{}]", d.file.name(), d.first)
+            } else {
+                format!("{}[{}..{}]", d.file.name(), d.first, d.last)
+            };
+            self.diags.push(
+                Diagnostic::warning("W0100", d.span, format!("{what} is declared but never used"))
+                    .with_label("unused declaration")
+                    .with_note("no instruction reads or writes it"),
+            );
+        }
+    }
+}
+
+fn register_name(file: File, dim: u32, index: u32, per_vertex: bool) -> String {
+    if per_vertex {
+        format!("{}[][{index}]", file.name())
+    } else if dim != 0 {
+        format!("{}[{dim}][{index}]", file.name())
+    } else {
+        format!("{}[{index}]", file.name())
+    }
 }

@@ -1,10 +1,456 @@
-//! TGSI text parser (placeholder until the nom parser lands).
+//! TGSI text parser.
+//!
+//! Reads everything Mesa 25.0.7's `tgsi_text.c` reads, plus the legacy syntax of older Mesa
+//! releases (docs/tgsi-text-format.md §10.2), into an [`ast::Program`](super::ast::Program).
+//! `docs/tgsi.md` lists where we are deliberately more lenient or stricter than Mesa.
+//!
+//! Design:
+//! * a hand-driven cursor over the bytes; token-level pieces (digit and identifier runs) use
+//!   nom's byte combinators; keywords are upper-cased into a stack buffer and matched against
+//!   fixed tables, so parsing allocates only for the tree itself;
+//! * statements are dispatched in Mesa's order: numeric label, `DCL`, `IMM`, `PROPERTY`,
+//!   opcode;
+//! * an error ends the statement; the parser records it, skips to the next line and goes on,
+//!   so one run reports many errors (at most [`MAX_ERRORS`]);
+//! * nothing recurses on the input: nesting is tracked with explicit stacks, so time and
+//!   stack use are linear resp. constant in the input size.
 
-use super::ast::Program;
+mod decl;
+mod inst;
+mod names;
+pub(crate) mod num;
+
+use super::ast::*;
 use crate::diag::{Diagnostic, Diagnostics, Span};
+
+/// Parsing stops after this many errors.
+pub const MAX_ERRORS: usize = 50;
+
+type PResult<T> = Result<T, Box<Diagnostic>>;
 
 /// Parses TGSI text into a program, or returns every syntax error found.
 pub fn parse(text: &str) -> Result<Program, Diagnostics> {
-    let _ = text;
-    Err(Diagnostic::error("E0000", Span::at(0), "the TGSI parser is not implemented yet").into())
+    Parser::new(text).run()
 }
+
+pub(super) struct Parser<'a> {
+    src: &'a [u8],
+    pos: usize,
+    processor: Processor,
+    /// Size implied by empty `[]` brackets in declarations (GS input vertices, 32 in TCS/TES).
+    implied_size: u32,
+    immediates: u32,
+    /// Open loops, innermost last: `true` for a legacy `LOOP` (so `ENDLOOP` closes it as the
+    /// legacy opcode 79).
+    loops: Vec<bool>,
+    diags: Vec<Diagnostic>,
+}
+
+pub(super) fn is_ws(c: u8) -> bool {
+    // CR is accepted as white space so that CRLF files parse (Mesa rejects them).
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+pub(super) fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Upper-cases `word` into `buf`; `None` when it is longer than any keyword can be.
+pub(super) fn upper<'b>(word: &[u8], buf: &'b mut [u8; 64]) -> Option<&'b [u8]> {
+    let dst = buf.get_mut(..word.len())?;
+    for (d, s) in dst.iter_mut().zip(word) {
+        *d = s.to_ascii_uppercase();
+    }
+    Some(dst)
+}
+
+/// A printable rendering of the text at an error position, for messages.
+fn describe(src: &[u8], pos: usize) -> String {
+    match src.get(pos) {
+        None => "end of input".to_string(),
+        Some(b'\n' | b'\r') => "end of line".to_string(),
+        Some(&c) if is_ident(c) => {
+            let end = pos + src[pos..].iter().take_while(|&&c| is_ident(c)).count();
+            let word = String::from_utf8_lossy(&src[pos..end.min(pos + 40)]);
+            format!("`{word}`")
+        }
+        Some(&c) if c.is_ascii_graphic() => format!("`{}`", c as char),
+        Some(&c) if c < 0x80 => format!("character 0x{c:02x}"),
+        Some(_) => {
+            let s = String::from_utf8_lossy(&src[pos..(pos + 4).min(src.len())]);
+            format!("`{}`", s.chars().next().unwrap_or('?'))
+        }
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Parser<'a> {
+        Parser {
+            src: text.as_bytes(),
+            pos: 0,
+            processor: Processor::Frag,
+            implied_size: 0,
+            immediates: 0,
+            loops: Vec::new(),
+            diags: Vec::new(),
+        }
+    }
+
+    fn run(mut self) -> Result<Program, Diagnostics> {
+        self.skip_ws();
+        let header = match self.header() {
+            Ok(h) => h,
+            Err(d) => {
+                let at = d.primary.span.start as usize;
+                let mut d = *d;
+                if matches!(self.peek(), b'#' | b';' | b'/') {
+                    d = d.with_note("TGSI text has no comments");
+                }
+                self.diags.push(d);
+                // Go on with the statements if the first word is one; otherwise skip the line
+                // and take a header on the next one if there is one.
+                let mut header = Header { processor: Processor::Frag, legacy_version: None, span: Span::at(0) };
+                if !self.at_statement_keyword() {
+                    self.recover(at);
+                    self.skip_ws();
+                    let mut buf = [0u8; 64];
+                    let word = self.word_at(self.pos);
+                    if upper(word, &mut buf).and_then(names::processor).is_some() {
+                        if let Ok(h) = self.header() {
+                            header = h;
+                        }
+                    }
+                }
+                header
+            }
+        };
+        self.processor = header.processor;
+        self.implied_size = match header.processor {
+            Processor::TessCtrl | Processor::TessEval => 32,
+            _ => 0,
+        };
+        let mut statements = Vec::with_capacity(self.src.len() / 32);
+        let mut separated = true;
+        loop {
+            separated |= self.skip_ws();
+            if self.pos >= self.src.len() {
+                break;
+            }
+            if self.error_count() >= MAX_ERRORS {
+                self.diags.push(
+                    Diagnostic::error("E0099", Span::at(self.pos), format!("too many errors; stopping after {MAX_ERRORS}"))
+                        .with_note("fix the errors above and run again to see the rest"),
+                );
+                break;
+            }
+            let start = self.pos;
+            let result = if separated {
+                self.statement()
+            } else {
+                Err(self.error_here("E0002", format!("expected white space before the next statement, found {}", describe(self.src, self.pos)))
+                    .with_label("a statement must be separated from the previous one by white space")
+                    .into())
+            };
+            match result {
+                Ok(statement) => statements.push(statement),
+                Err(d) => {
+                    let at = (d.primary.span.start as usize).max(start);
+                    self.diags.push(*d);
+                    self.recover(at);
+                    separated = true;
+                    continue;
+                }
+            }
+            separated = false;
+        }
+        if self.diags.iter().any(Diagnostic::is_error) {
+            return Err(Diagnostics(self.diags));
+        }
+        Ok(Program { header, statements })
+    }
+
+    fn error_count(&self) -> usize {
+        self.diags.iter().filter(|d| d.is_error()).count()
+    }
+
+    /// Skips to the start of the line after the one containing `at`.
+    fn recover(&mut self, at: usize) {
+        let at = at.min(self.src.len());
+        self.pos = match self.src[at..].iter().position(|&c| c == b'\n') {
+            Some(n) => at + n + 1,
+            None => self.src.len(),
+        };
+    }
+
+    fn at_statement_keyword(&self) -> bool {
+        let mut buf = [0u8; 64];
+        let word = self.word_at(self.pos);
+        matches!(upper(word, &mut buf), Some(b"DCL" | b"IMM" | b"PROPERTY"))
+            || self.peek().is_ascii_digit()
+            || upper(word, &mut buf).and_then(|w| std::str::from_utf8(w).ok()).and_then(super::opcodes::by_name).is_some()
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Cursor primitives
+
+    fn peek(&self) -> u8 {
+        self.src.get(self.pos).copied().unwrap_or(0)
+    }
+
+    fn peek_at(&self, offset: usize) -> u8 {
+        self.src.get(self.pos + offset).copied().unwrap_or(0)
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos >= self.src.len()
+    }
+
+    /// Skips white space; says whether there was any.
+    fn skip_ws(&mut self) -> bool {
+        let start = self.pos;
+        while self.src.get(self.pos).is_some_and(|&c| is_ws(c)) {
+            self.pos += 1;
+        }
+        self.pos > start
+    }
+
+    /// The identifier run (`[A-Za-z0-9_]*`) starting at `pos`.
+    fn word_at(&self, pos: usize) -> &'a [u8] {
+        let src: &'a [u8] = self.src;
+        let rest = src.get(pos..).unwrap_or(&[]);
+        let n = rest.iter().take_while(|&&c| is_ident(c)).count();
+        &rest[..n]
+    }
+
+    /// Reads the identifier at the cursor: its text and span.
+    fn word(&mut self) -> (&'a [u8], Span) {
+        let start = self.pos;
+        let word = self.word_at(start);
+        self.pos += word.len();
+        (word, Span::new(start, self.pos))
+    }
+
+    fn error_here(&self, code: &'static str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(code, Span::new(self.pos, (self.pos + 1).min(self.src.len())), message)
+    }
+
+    /// Consumes `c` or fails with "expected `c`".
+    fn expect(&mut self, c: u8, code: &'static str, context: &str) -> PResult<()> {
+        if self.peek() == c {
+            self.pos += 1;
+            return Ok(());
+        }
+        Err(self
+            .error_here(code, format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)))
+            .with_label(format!("expected `{}`", c as char))
+            .into())
+    }
+
+    /// An unsigned decimal number: its value (saturated at `u64::MAX`) and span.
+    fn uint(&mut self, what: &str) -> PResult<(u64, Span)> {
+        let start = self.pos;
+        let run = num::digits(&self.src[start..]);
+        if run.is_empty() {
+            return Err(self
+                .error_here("E0007", format!("expected {what}, found {}", describe(self.src, self.pos)))
+                .with_label("expected an unsigned decimal number")
+                .into());
+        }
+        self.pos += run.len();
+        Ok((num::decimal_value(run), Span::new(start, self.pos)))
+    }
+
+    /// An unsigned number that must fit Mesa's `field`; reports (and clamps) one that does not.
+    fn bounded_uint(&mut self, what: &str, field: Field) -> PResult<u32> {
+        let (value, span) = self.uint(what)?;
+        if value > field.max() {
+            self.diags.push(out_of_range(span, what, value, field));
+            return Ok(field.max() as u32);
+        }
+        Ok(value as u32)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Header and statement dispatch
+
+    fn header(&mut self) -> PResult<Header> {
+        let start = self.pos;
+        let (word, span) = self.word();
+        let mut buf = [0u8; 64];
+        let upper_word = upper(word, &mut buf).unwrap_or(b"");
+        if let Some(p) = names::processor(upper_word).filter(|p| !matches!(p, Processor::Task | Processor::Mesh)) {
+            return Ok(Header { processor: p, legacy_version: None, span });
+        }
+        // Legacy `FRAG1.1`: the word reads as "FRAG1", then ".1".
+        for (name, p) in [(&b"FRAG"[..], Processor::Frag), (b"VERT", Processor::Vert), (b"GEOM", Processor::Geom)] {
+            if let Some(major) = upper_word.strip_prefix(name)
+                && !major.is_empty()
+                && major.iter().all(u8::is_ascii_digit)
+                && self.peek() == b'.'
+                && self.peek_at(1).is_ascii_digit()
+            {
+                self.pos += 1;
+                let minor = num::digits(&self.src[self.pos..]);
+                self.pos += minor.len();
+                let major = num::decimal_value(major).min(u64::from(u32::MAX)) as u32;
+                let minor = num::decimal_value(minor).min(u64::from(u32::MAX)) as u32;
+                return Ok(Header { processor: p, legacy_version: Some((major, minor)), span: Span::new(start, self.pos) });
+            }
+        }
+        self.pos = start;
+        let found = describe(self.src, start);
+        let mut d = Diagnostic::error(
+            "E0001",
+            if word.is_empty() { Span::new(start, (start + 1).min(self.src.len())) } else { span },
+            if self.src.is_empty() || start >= self.src.len() {
+                "empty input: expected a shader header".to_string()
+            } else {
+                format!("expected a shader header, found {found}")
+            },
+        )
+        .with_label("not a shader type")
+        .with_note("a TGSI shader starts with `VERT`, `FRAG`, `GEOM`, `TESS_CTRL`, `TESS_EVAL` or `COMP`");
+        if let Some(s) = std::str::from_utf8(word).ok().and_then(|w| {
+            names::closest(w, ["VERT", "FRAG", "GEOM", "TESS_CTRL", "TESS_EVAL", "COMP"].into_iter())
+        }) {
+            d = d.with_help(format!("did you mean `{s}`?"));
+        }
+        Err(d.into())
+    }
+
+    fn statement(&mut self) -> PResult<Statement> {
+        let start = self.pos;
+        if self.peek().is_ascii_digit() {
+            // `N:` instruction label: parsed and dropped (the printer renumbers).
+            self.uint("an instruction label")?;
+            self.skip_ws();
+            if self.peek() != b':' {
+                return Err(self
+                    .error_here("E0003", format!("expected `:` after the instruction number, found {}", describe(self.src, self.pos)))
+                    .with_label("expected `:`")
+                    .into());
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let mut buf = [0u8; 64];
+            let (word, span) = (self.word_at(self.pos), Span::new(self.pos, self.pos + self.word_at(self.pos).len()));
+            if let Some(kw @ (b"DCL" | b"IMM" | b"PROPERTY")) = upper(word, &mut buf) {
+                let kw = String::from_utf8_lossy(kw).into_owned();
+                return Err(Diagnostic::error("E0003", span, format!("`{kw}` cannot have an instruction label"))
+                    .with_label("only instructions are numbered")
+                    .with_help("remove the `N:` in front")
+                    .into());
+            }
+            return self.instruction(start).map(Statement::Instruction);
+        }
+        let word = self.word_at(self.pos);
+        let mut buf = [0u8; 64];
+        match upper(word, &mut buf) {
+            Some(b"DCL") => {
+                self.pos += 3;
+                self.declaration(start).map(Statement::Declaration)
+            }
+            Some(b"IMM") => {
+                self.pos += 3;
+                self.immediate(start).map(Statement::Immediate)
+            }
+            Some(b"PROPERTY") => {
+                self.pos += 8;
+                self.property(start).map(Statement::Property)
+            }
+            _ => self.instruction(start).map(Statement::Instruction),
+        }
+    }
+
+    /// Requires white space (after `DCL`, `IMM …`, `PROPERTY`).
+    fn require_ws(&mut self, after: &str) -> PResult<()> {
+        if self.skip_ws() {
+            return Ok(());
+        }
+        Err(self
+            .error_here("E0002", format!("expected white space after {after}, found {}", describe(self.src, self.pos)))
+            .with_label("expected white space")
+            .into())
+    }
+
+    /// A keyword at the cursor, upper-cased into `buf`.
+    fn keyword<'b>(&mut self, buf: &'b mut [u8; 64]) -> (&'b [u8], Span) {
+        let (word, span) = self.word();
+        if word.len() > buf.len() {
+            return (&buf[..0], span);
+        }
+        let n = word.len();
+        for (d, s) in buf.iter_mut().zip(word) {
+            *d = s.to_ascii_uppercase();
+        }
+        (&buf[..n], span)
+    }
+}
+
+/// Mesa's storage for a number, for range checks and the notes that say what Mesa would do.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Field {
+    /// Register indices and offsets.
+    I16,
+    /// Declaration ranges, dimensions, semantic indices.
+    U16,
+    /// ArrayIDs.
+    U10,
+    /// STREAM values.
+    U2,
+    /// Branch labels.
+    U24,
+    /// Property values, immediates.
+    U32,
+}
+
+impl Field {
+    pub(super) fn max(self) -> u64 {
+        match self {
+            Field::I16 => i16::MAX as u64,
+            Field::U16 => u64::from(u16::MAX),
+            Field::U10 => 1023,
+            Field::U2 => 3,
+            Field::U24 => 0xff_ffff,
+            Field::U32 => u64::from(u32::MAX),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Field::I16 => "a 16-bit signed field",
+            Field::U16 => "a 16-bit field",
+            Field::U10 => "a 10-bit field",
+            Field::U2 => "a 2-bit field",
+            Field::U24 => "a 24-bit field",
+            Field::U32 => "a 32-bit field",
+        }
+    }
+
+    /// What Mesa stores for `value` (its parser first wraps numbers modulo 2^32).
+    fn wrap(self, value: u64) -> i64 {
+        let v = value & 0xffff_ffff;
+        match self {
+            Field::I16 => i64::from(v as u16 as i16),
+            Field::U16 => (v & 0xffff) as i64,
+            Field::U10 => (v & 0x3ff) as i64,
+            Field::U2 => (v & 3) as i64,
+            Field::U24 => (v & 0xff_ffff) as i64,
+            Field::U32 => v as i64,
+        }
+    }
+}
+
+/// A number that does not fit its Mesa field.
+pub(super) fn out_of_range(span: Span, what: &str, value: u64, field: Field) -> Diagnostic {
+    let d = Diagnostic::error("E0024", span, format!("{what} is out of range"))
+        .with_label(format!("the largest allowed value is {}", field.max()));
+    if value == u64::MAX {
+        d.with_note(format!("Mesa stores it in {} and would silently change it", field.name()))
+    } else {
+        d.with_note(format!("Mesa stores it in {} and would silently turn {value} into {}", field.name(), field.wrap(value)))
+    }
+}
+
+#[cfg(test)]
+mod tests;

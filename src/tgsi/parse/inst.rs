@@ -1,0 +1,841 @@
+//! Instructions and their operands.
+
+use super::{Field, PResult, Parser, describe, is_ident, is_ws, names, out_of_range, upper};
+use crate::diag::{Diagnostic, Span};
+use crate::tgsi::ast::*;
+use crate::tgsi::opcodes::{self, FlowRole, Opcode, Status};
+
+/// Opcode suffixes, longest first.
+const SUFFIXES: [(&[u8], Saturate, bool); 4] = [
+    (b"_SAT_PRECISE", Saturate::ZeroOne, true),
+    (b"_SATNV", Saturate::MinusPlusOne, false),
+    (b"_PRECISE", Saturate::None, true),
+    (b"_SAT", Saturate::ZeroOne, false),
+];
+
+fn component(c: u8) -> Option<Component> {
+    match c | 0x20 {
+        b'x' => Some(Component::X),
+        b'y' => Some(Component::Y),
+        b'z' => Some(Component::Z),
+        b'w' => Some(Component::W),
+        _ => None,
+    }
+}
+
+/// One `.` group after a source register: up to four items, each an optional `-` and one of
+/// `x y z w 0 1`.
+struct SwizzleGroup {
+    items: [ExtendedSwizzle; 4],
+    count: usize,
+    /// Only plain component letters.
+    plain: bool,
+}
+
+impl Parser<'_> {
+    pub(super) fn instruction(&mut self, start: usize) -> PResult<Instruction> {
+        let predicate = if self.peek() == b'(' { Some(self.predicate()?) } else { None };
+        let (opcode, saturate, precise, opcode_span) = self.opcode()?;
+        let info = opcode.info();
+        let mut opcode = opcode;
+        if opcode == Opcode::Endloop && self.loops.last() == Some(&true) {
+            opcode = Opcode::EndloopLegacy;
+        }
+        match info.flow {
+            Some(FlowRole::LoopBegin) => self.loops.push(opcode == Opcode::Loop),
+            Some(FlowRole::LoopEnd) => {
+                self.loops.pop();
+            }
+            _ => {}
+        }
+        let (nd, ns) = (usize::from(info.num_dst), usize::from(info.num_src));
+        let total = nd + ns + usize::from(info.has_texture_target);
+        let mut inst = Instruction {
+            opcode,
+            saturate,
+            precise,
+            predicate,
+            dst: Vec::with_capacity(nd),
+            src: Vec::with_capacity(ns),
+            texture_target: None,
+            texture_offsets: Vec::new(),
+            memory: MemoryItems::default(),
+            label: None,
+            span: Span::default(),
+            opcode_span,
+        };
+        if total > 0 {
+            if !is_ws(self.peek()) {
+                return Err(self
+                    .error_here(
+                        "E0002",
+                        format!("expected white space after `{}`, found {}", info.name, describe(self.src, self.pos)),
+                    )
+                    .with_label("expected white space before the first operand")
+                    .into());
+            }
+            self.skip_ws();
+        }
+        let mut last_end = self.pos;
+        for i in 0..total {
+            if i > 0 {
+                self.operand_comma(last_end, opcode, i)?;
+            }
+            if i < nd {
+                inst.dst.push(self.dst_operand()?);
+            } else if i < nd + ns {
+                inst.src.push(self.src_operand()?);
+            } else {
+                inst.texture_target = Some(self.texture_target()?);
+            }
+            last_end = self.pos;
+        }
+        if opcode == Opcode::Load && inst.src.get(1).is_some_and(|s| matches!(s.register.file, File::LegacyResource | File::SamplerView)) {
+            // Mesa 7.11 – 8.0: LOAD was the sampler-view fetch (today's SAMPLE_I).
+            inst.opcode = Opcode::LoadLegacy;
+        }
+        self.trailing_items(&mut inst, last_end)?;
+        inst.span = Span::new(start, self.pos);
+        self.end_of_statement("instruction", opcode)?;
+        Ok(inst)
+    }
+
+    /// After a statement: white space or the end of the text must follow.
+    fn end_of_statement(&mut self, what: &str, opcode: Opcode) -> PResult<()> {
+        if self.at_end() || is_ws(self.peek()) {
+            return Ok(());
+        }
+        let mut d = self
+            .error_here("E0053", format!("unexpected {} after the {what}", describe(self.src, self.pos)))
+            .with_label("expected white space or a line break here");
+        if self.peek() == b',' {
+            let info = opcode.info();
+            d = d.with_note(format!("`{}` takes {}", info.name, operand_summary(opcode)));
+        }
+        Err(d.into())
+    }
+
+    fn operand_comma(&mut self, last_end: usize, opcode: Opcode, index: usize) -> PResult<()> {
+        self.skip_ws();
+        if self.peek() == b',' {
+            self.pos += 1;
+            self.skip_ws();
+            return Ok(());
+        }
+        let _ = index;
+        // Describe what follows the operand on its own line.
+        let found = describe(self.src, if self.src[last_end..self.pos].contains(&b'\n') { last_end } else { self.pos });
+        Err(Diagnostic::error("E0009", Span::at(last_end), format!("expected `,` and another operand, found {found}"))
+            .with_label("expected `,` here")
+            .with_note(format!("`{}` takes {}", opcode.name(), operand_summary(opcode)))
+            .into())
+    }
+
+    fn opcode(&mut self) -> PResult<(Opcode, Saturate, bool, Span)> {
+        let (word, span) = self.word();
+        if word.is_empty() {
+            let mut d = self
+                .error_here(
+                    "E0003",
+                    format!("expected an instruction, `DCL`, `IMM` or `PROPERTY`, found {}", describe(self.src, self.pos)),
+                )
+                .with_label("expected a statement");
+            if matches!(self.peek(), b'#' | b';' | b'/') {
+                d = d.with_note("TGSI text has no comments");
+            }
+            return Err(d.into());
+        }
+        let mut buf = [0u8; 64];
+        let text = String::from_utf8_lossy(word);
+        let unknown = || {
+            let mut d = Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
+            if let Some(op) = opcodes::closest(&text) {
+                d = d.with_help(format!("did you mean `{}`?", op.name()));
+            }
+            Box::new(d)
+        };
+        let Some(up) = upper(word, &mut buf) else { return Err(unknown()) };
+        if let Some(op) = lookup(up) {
+            return Ok((op, Saturate::None, false, span));
+        }
+        for (suffix, saturate, precise) in SUFFIXES {
+            if let Some(stem) = up.strip_suffix(suffix)
+                && let Some(op) = lookup(stem)
+            {
+                return Ok((op, saturate, precise, span));
+            }
+        }
+        if let Some(stem) = up.strip_suffix(b"_PRECISE_SAT")
+            && let Some(op) = lookup(stem)
+        {
+            return Err(Diagnostic::error("E0043", span, format!("`{text}`: `_SAT` must come before `_PRECISE`"))
+                .with_label("suffixes in the wrong order")
+                .with_help(format!("write `{}_SAT_PRECISE`", op.name()))
+                .into());
+        }
+        Err(unknown())
+    }
+
+    /// Legacy predicate `(PRED[n].xyzw)` / `(!PRED[n])` before the opcode.
+    fn predicate(&mut self) -> PResult<Predicate> {
+        self.pos += 1;
+        self.skip_ws();
+        let negate = self.peek() == b'!';
+        if negate {
+            self.pos += 1;
+            self.skip_ws();
+        }
+        let (word, span) = self.word();
+        let mut buf = [0u8; 64];
+        if upper(word, &mut buf) != Some(b"PRED") {
+            return Err(Diagnostic::error("E0041", span, "expected a `PRED` register in the instruction predicate")
+                .with_label("expected `PRED[n]`")
+                .into());
+        }
+        self.skip_ws();
+        self.expect(b'[', "E0005", "after `PRED`")?;
+        self.skip_ws();
+        let index = self.bounded_uint("predicate register index", Field::I16)?;
+        self.skip_ws();
+        self.expect(b']', "E0006", "to close the predicate register")?;
+        let save = self.pos;
+        self.skip_ws();
+        let mut swizzle = IDENTITY_SWIZZLE;
+        if self.peek() == b'.' {
+            self.pos += 1;
+            self.skip_ws();
+            let group = self.swizzle_group()?;
+            swizzle = self.plain_swizzle(&group, self.pos)?;
+        } else {
+            self.pos = save;
+        }
+        self.skip_ws();
+        self.expect(b')', "E0041", "to close the predicate")?;
+        self.skip_ws();
+        Ok(Predicate { negate, index, swizzle })
+    }
+
+    fn texture_target(&mut self) -> PResult<TextureTarget> {
+        let mut buf = [0u8; 64];
+        let (w, span) = self.keyword(&mut buf);
+        names::texture_target(w).ok_or_else(|| unknown_target(self.src, span))
+    }
+
+    /// Texture offsets, memory items and a branch label, in that order.
+    fn trailing_items(&mut self, inst: &mut Instruction, mut last_end: usize) -> PResult<()> {
+        let info = inst.opcode.info();
+        loop {
+            let save = self.pos;
+            self.skip_ws();
+            match self.peek() {
+                b',' => {
+                    let comma = self.pos;
+                    self.pos += 1;
+                    self.skip_ws();
+                    let word = self.word_at(self.pos);
+                    let mut buf = [0u8; 64];
+                    let is_register = upper(word, &mut buf).and_then(names::file).is_some()
+                        && self.src[self.pos + word.len()..].iter().find(|&&c| !is_ws(c)) == Some(&b'[');
+                    if info.has_texture_offsets && is_register && inst.memory == MemoryItems::default() {
+                        if inst.texture_offsets.len() == 4 {
+                            return Err(Diagnostic::error("E0031", Span::new(comma, self.pos + word.len()), "more than four texture offsets")
+                                .with_label("a fifth offset")
+                                .into());
+                        }
+                        let offset = self.texture_offset()?;
+                        inst.texture_offsets.push(offset);
+                    } else if info.has_memory_items && !word.is_empty() {
+                        self.memory_item(&mut inst.memory)?;
+                    } else {
+                        let mut d = Diagnostic::error(
+                            "E0053",
+                            Span::new(comma, comma + 1),
+                            format!("`{}` takes no further operands", info.name),
+                        )
+                        .with_label("unexpected `,`")
+                        .with_note(format!("`{}` takes {}", info.name, operand_summary(inst.opcode)));
+                        if info.has_memory_items {
+                            d = d.with_note("memory qualifiers, texture targets and formats may follow");
+                        }
+                        return Err(d.into());
+                    }
+                    last_end = self.pos;
+                }
+                b':' => {
+                    let colon = self.pos;
+                    self.pos += 1;
+                    self.skip_ws();
+                    if !(info.has_branch_label || matches!(inst.opcode, Opcode::Bgnsub | Opcode::EndloopLegacy)) {
+                        return Err(Diagnostic::error(
+                            "E0039",
+                            Span::new(colon, colon + 1),
+                            format!("`{}` does not take a branch label", info.name),
+                        )
+                        .with_label("unexpected `:`")
+                        .with_note("branch labels `:N` are allowed on IF, UIF, ELSE, BGNLOOP, ENDLOOP, CAL and BGNSUB")
+                        .into());
+                    }
+                    if !self.peek().is_ascii_digit() {
+                        return Err(self
+                            .error_here("E0038", format!("expected a label number after `:`, found {}", describe(self.src, self.pos)))
+                            .with_label("expected an instruction number")
+                            .into());
+                    }
+                    inst.label = Some(self.bounded_uint("branch label", Field::U24)?);
+                    return Ok(());
+                }
+                _ => {
+                    self.pos = save;
+                    let _ = last_end;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn memory_item(&mut self, memory: &mut MemoryItems) -> PResult<()> {
+        let mut buf = [0u8; 64];
+        let (w, span) = self.keyword(&mut buf);
+        if let Some(bit) = names::memory_qualifier(w) {
+            memory.qualifiers |= bit;
+        } else if let Some(target) = names::texture_target(w) {
+            if memory.texture != TextureTarget::Buffer {
+                return Err(Diagnostic::error("E0037", span, "the texture target is given twice")
+                    .with_label("second target")
+                    .with_note("Mesa would keep only the last one")
+                    .into());
+            }
+            memory.texture = target;
+        } else if let Some(format) = names::format(w) {
+            if memory.format != Format(0) {
+                return Err(Diagnostic::error("E0037", span, "the format is given twice")
+                    .with_label("second format")
+                    .with_note("Mesa would keep only the last one")
+                    .into());
+            }
+            memory.format = format;
+        } else if w.starts_with(b"PIPE_FORMAT_") {
+            return Err(super::decl::unknown_format(self.src, span));
+        } else {
+            let text = String::from_utf8_lossy(&self.src[span.range()]);
+            return Err(Diagnostic::error("E0037", span, format!("unknown memory item `{text}`"))
+                .with_label("expected a memory qualifier, texture target or format")
+                .with_note(
+                    "qualifiers are COHERENT, RESTRICT, VOLATILE and STREAM_CACHE_POLICY; formats are written PIPE_FORMAT_*",
+                )
+                .into());
+        }
+        Ok(())
+    }
+
+    fn texture_offset(&mut self) -> PResult<TextureOffset> {
+        let start = self.pos;
+        let mut buf = [0u8; 64];
+        let (w, span) = self.keyword(&mut buf);
+        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        self.skip_ws();
+        self.expect(b'[', "E0005", "after the register file")?;
+        let index = self.bracket()?;
+        if index.indirect.is_some() {
+            return Err(Diagnostic::error("E0030", Span::new(start, self.pos), "indirect texture offsets are not supported")
+                .with_label("indirect offset")
+                .with_note("Mesa would silently keep only the constant part of the index")
+                .into());
+        }
+        let save = self.pos;
+        self.skip_ws();
+        let mut swizzle = [Component::X; 3];
+        if self.peek() == b'.' {
+            self.pos += 1;
+            self.skip_ws();
+            let letters_start = self.pos;
+            let word = self.word_at(self.pos);
+            let letters: Option<Vec<Component>> = word.iter().map(|&c| component(c)).collect();
+            match letters {
+                Some(l) if l.len() == 3 => swizzle = [l[0], l[1], l[2]],
+                _ => {
+                    return Err(Diagnostic::error(
+                        "E0010",
+                        Span::new(letters_start, letters_start + word.len().max(1)),
+                        "a texture offset takes exactly three swizzle letters",
+                    )
+                    .with_label("expected three of `x`, `y`, `z`, `w`")
+                    .into());
+                }
+            }
+            self.pos += 3;
+        } else {
+            self.pos = save;
+        }
+        Ok(TextureOffset { file, index: index.value, swizzle, span: Span::new(start, self.pos) })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Operands
+
+    /// `FILE[index]` or `FILE[dim][index]`.
+    fn register(&mut self) -> PResult<Register> {
+        let mut buf = [0u8; 64];
+        let (w, span) = self.keyword(&mut buf);
+        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        self.skip_ws();
+        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        let first = self.bracket()?;
+        let save = self.pos;
+        self.skip_ws();
+        if self.peek() == b'[' {
+            self.pos += 1;
+            let second = self.bracket()?;
+            return Ok(Register { file, dimension: Some(first), index: second });
+        }
+        self.pos = save;
+        Ok(Register { file, dimension: None, index: first })
+    }
+
+    /// The inside of `[…]` (the `[` already consumed), the `]` and an optional `(arrayid)`.
+    fn bracket(&mut self) -> PResult<Index> {
+        self.skip_ws();
+        let c = self.peek();
+        let mut index = if c.is_ascii_digit() {
+            let value = self.bounded_uint("register index", Field::I16)?;
+            Index::direct(value as i32)
+        } else if c.is_ascii_alphabetic() {
+            self.indirect()?
+        } else if c == b'-' && self.peek_at(1).is_ascii_digit() {
+            return Err(self
+                .error_here("E0045", "register indices cannot be negative")
+                .with_label("negative index")
+                .with_note("a negative offset is written with an address register: `TEMP[ADDR[0].x-1]`")
+                .into());
+        } else {
+            return Err(self
+                .error_here("E0007", format!("expected a register index, found {}", describe(self.src, self.pos)))
+                .with_label("expected a number or an address register")
+                .into());
+        };
+        self.skip_ws();
+        self.expect(b']', "E0006", "to close the register index")?;
+        if self.peek() == b'(' {
+            self.pos += 1;
+            self.skip_ws();
+            index.array_id = self.bounded_uint("array id", Field::U10)?;
+            self.skip_ws();
+            self.expect(b')', "E0032", "to close the array id")?;
+        }
+        Ok(index)
+    }
+
+    /// `FILE[n].c+k` inside a bracket.
+    fn indirect(&mut self) -> PResult<Index> {
+        let mut buf = [0u8; 64];
+        let (w, span) = self.keyword(&mut buf);
+        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        self.skip_ws();
+        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        self.skip_ws();
+        let index = self.bounded_uint("address register index", Field::I16)? as i32;
+        self.skip_ws();
+        self.expect(b']', "E0006", "to close the address register index")?;
+        self.skip_ws();
+        let mut component_ = Component::X;
+        if self.peek() == b'.' {
+            self.pos += 1;
+            self.skip_ws();
+            let letter_at = self.pos;
+            let word = self.word_at(self.pos);
+            match (word.len(), word.first().copied().and_then(component)) {
+                (1, Some(c)) => component_ = c,
+                _ => {
+                    return Err(Diagnostic::error(
+                        "E0047",
+                        Span::new(letter_at, letter_at + word.len().max(1)),
+                        "expected one address component `x`, `y`, `z` or `w`",
+                    )
+                    .with_label("expected a single component letter")
+                    .into());
+                }
+            }
+            self.pos += 1;
+            self.skip_ws();
+        }
+        let mut value: i32 = 0;
+        if matches!(self.peek(), b'+' | b'-') {
+            let sign_at = self.pos;
+            let negative = self.peek() == b'-';
+            self.pos += 1;
+            if !self.peek().is_ascii_digit() {
+                return Err(self
+                    .error_here("E0007", format!("expected digits right after `{}`", if negative { '-' } else { '+' }))
+                    .with_label("the offset's sign must touch its digits")
+                    .into());
+            }
+            let (magnitude, digits_span) = self.uint("address offset")?;
+            let limit = if negative { 32768 } else { 32767 };
+            if magnitude > limit {
+                let span = Span::new(sign_at, digits_span.end as usize);
+                let wrapped = if negative { magnitude.wrapping_neg() } else { magnitude };
+                let mut d = out_of_range(span, "address offset", magnitude, Field::I16);
+                d.primary.message = format!("offsets range from -32768 to {}", 32767);
+                if magnitude != u64::MAX {
+                    d.notes = vec![format!(
+                        "note: Mesa stores it in a 16-bit signed field and would silently turn it into {}",
+                        wrapped as u16 as i16
+                    )];
+                }
+                self.diags.push(d);
+            } else {
+                value = if negative { -(magnitude as i32) } else { magnitude as i32 };
+            }
+        }
+        Ok(Index { value, indirect: Some(Indirect { file, index, component: component_ }), array_id: 0 })
+    }
+
+    fn dst_operand(&mut self) -> PResult<DstOperand> {
+        let start = self.pos;
+        if matches!(self.peek(), b'-' | b'|') {
+            return Err(self
+                .error_here("E0055", "destination operands take no `-` or `|…|` modifiers")
+                .with_label("modifier on a destination")
+                .into());
+        }
+        let register = self.register()?;
+        let mut modulate = None;
+        if self.peek() == b'_' {
+            let (w, span) = self.word();
+            let mut buf = [0u8; 64];
+            modulate = Some(match upper(w, &mut buf) {
+                Some(b"_1X") => Modulate::X1,
+                Some(b"_2X") => Modulate::X2,
+                Some(b"_4X") => Modulate::X4,
+                Some(b"_8X") => Modulate::X8,
+                Some(b"_D2") => Modulate::D2,
+                Some(b"_D4") => Modulate::D4,
+                Some(b"_D8") => Modulate::D8,
+                _ => {
+                    return Err(Diagnostic::error("E0056", span, "unknown destination modifier")
+                        .with_label("expected one of `_1X`, `_2X`, `_4X`, `_8X`, `_D2`, `_D4`, `_D8`")
+                        .into());
+                }
+            });
+        }
+        let write_mask = self.optional_write_mask()?;
+        Ok(DstOperand { register, write_mask, modulate, span: Span::new(start, self.pos) })
+    }
+
+    /// `ows . ows xyzw` (letters in order) or nothing (all four).
+    pub(super) fn optional_write_mask(&mut self) -> PResult<WriteMask> {
+        let save = self.pos;
+        self.skip_ws();
+        if self.peek() != b'.' {
+            self.pos = save;
+            return Ok(WriteMask::XYZW);
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let start = self.pos;
+        let word = self.word_at(start);
+        let mut mask = 0u8;
+        let mut last: i32 = -1;
+        for (i, &c) in word.iter().enumerate() {
+            match component(c) {
+                Some(comp) if comp as i32 > last => {
+                    mask |= 1 << comp as u8;
+                    last = comp as i32;
+                }
+                Some(_) => {
+                    return Err(Diagnostic::error("E0049", Span::new(start + i, start + i + 1), "write mask letters out of order")
+                        .with_label("repeated or out of order")
+                        .with_help("write the components in the order `x`, `y`, `z`, `w`, each at most once")
+                        .into());
+                }
+                None => {
+                    return Err(Diagnostic::error(
+                        "E0011",
+                        Span::new(start + i, start + i + 1),
+                        format!("expected a write mask, found {}", describe(self.src, start + i)),
+                    )
+                    .with_label("expected `x`, `y`, `z` or `w`")
+                    .into());
+                }
+            }
+        }
+        if word.is_empty() {
+            return Err(self
+                .error_here("E0011", format!("expected a write mask after `.`, found {}", describe(self.src, self.pos)))
+                .with_label("expected `x`, `y`, `z` or `w`")
+                .into());
+        }
+        self.pos += word.len();
+        Ok(WriteMask(mask))
+    }
+
+    fn src_operand(&mut self) -> PResult<SrcOperand> {
+        let start = self.pos;
+        let mut legacy = LegacySourceModifiers {
+            outer_negate: false,
+            scale2: false,
+            bias: false,
+            complement: false,
+            extended_swizzle: None,
+        };
+        let mut negate_before_abs = false;
+        // Legacy prefixes, outermost first: -( | 2*( ( 1-( then the plain -.
+        if self.peek() == b'-' {
+            let after = self.next_non_ws(self.pos + 1);
+            match self.src.get(after) {
+                Some(b'(') => {
+                    legacy.outer_negate = true;
+                    self.pos = after + 1;
+                    self.skip_ws();
+                }
+                Some(b'|') => {
+                    negate_before_abs = true;
+                    self.pos = after;
+                }
+                _ => {}
+            }
+        }
+        let absolute = self.peek() == b'|';
+        if absolute {
+            self.pos += 1;
+            self.skip_ws();
+        }
+        if self.peek() == b'2' && self.src.get(self.next_non_ws(self.pos + 1)) == Some(&b'*') {
+            self.pos = self.next_non_ws(self.pos + 1) + 1;
+            self.skip_ws();
+            self.expect(b'(', "E0032", "after `2*`")?;
+            self.skip_ws();
+            legacy.scale2 = true;
+        }
+        if self.peek() == b'(' {
+            self.pos += 1;
+            self.skip_ws();
+            legacy.bias = true;
+        }
+        if self.peek() == b'1' && self.src.get(self.next_non_ws(self.pos + 1)) == Some(&b'-') {
+            self.pos = self.next_non_ws(self.pos + 1) + 1;
+            self.skip_ws();
+            self.expect(b'(', "E0032", "after `1-`")?;
+            self.skip_ws();
+            legacy.complement = true;
+        }
+        let mut negate = false;
+        if self.peek() == b'-' {
+            negate = true;
+            self.pos += 1;
+            self.skip_ws();
+        }
+        if matches!(self.peek(), b'-' | b'|') {
+            return Err(self
+                .error_here("E0055", "modifiers must be written `-|x|`")
+                .with_label("unexpected modifier")
+                .with_note("a source takes at most one `-` and one `|…|`, the `-` first")
+                .into());
+        }
+        let register = self.register()?;
+        let mut swizzle = IDENTITY_SWIZZLE;
+        let save = self.pos;
+        self.skip_ws();
+        if self.peek() == b'.' {
+            self.pos += 1;
+            self.skip_ws();
+            let group_start = self.pos;
+            let group = self.swizzle_group()?;
+            if group.plain && (group.count == 4 || group.count == 1) {
+                swizzle = self.plain_swizzle(&group, group_start)?;
+                let save2 = self.pos;
+                self.skip_ws();
+                if self.peek() == b'.' {
+                    self.pos += 1;
+                    self.skip_ws();
+                    let ext_start = self.pos;
+                    let ext = self.swizzle_group()?;
+                    if ext.count != 4 {
+                        return Err(bad_swizzle(ext_start, self.pos, "an extended swizzle has four items"));
+                    }
+                    legacy.extended_swizzle = Some(ext.items);
+                } else {
+                    self.pos = save2;
+                }
+            } else if group.count == 4 {
+                legacy.extended_swizzle = Some(group.items);
+            } else {
+                return Err(bad_swizzle(
+                    group_start,
+                    self.pos,
+                    "a source swizzle has four letters (or one, which is repeated)",
+                ));
+            }
+        } else {
+            self.pos = save;
+        }
+        // Closers, innermost first.
+        if legacy.complement {
+            self.skip_ws();
+            self.expect(b')', "E0032", "to close `1-(`")?;
+        }
+        if legacy.bias {
+            self.skip_ws();
+            self.expect(b')', "E0032", "to close the biased operand")?;
+            self.skip_ws();
+            self.expect(b'-', "E0057", "after `( … )` (a bias is written `( … )-.5`)")?;
+            self.skip_ws();
+            if self.src[self.pos..].starts_with(b"0.5") {
+                self.pos += 3;
+            } else if self.src[self.pos..].starts_with(b".5") {
+                self.pos += 2;
+            } else {
+                return Err(self.error_here("E0057", "expected `.5` in a legacy bias `( … )-.5`").with_label("expected `.5`").into());
+            }
+        }
+        if legacy.scale2 {
+            self.skip_ws();
+            self.expect(b')', "E0032", "to close `2*(`")?;
+        }
+        if absolute {
+            self.skip_ws();
+            self.expect(b'|', "E0012", "to close the absolute value")?;
+        }
+        if legacy.outer_negate {
+            self.skip_ws();
+            self.expect(b')', "E0032", "to close `-(`")?;
+        }
+        let needs_legacy = legacy.outer_negate
+            || legacy.scale2
+            || legacy.bias
+            || legacy.complement
+            || legacy.extended_swizzle.is_some()
+            || (absolute && negate);
+        let (negate, legacy) = if needs_legacy {
+            legacy.outer_negate |= negate_before_abs;
+            (negate, Some(Box::new(legacy)))
+        } else {
+            (negate || negate_before_abs, None)
+        };
+        Ok(SrcOperand { register, swizzle, negate, absolute, legacy, span: Span::new(start, self.pos) })
+    }
+
+    fn next_non_ws(&self, mut pos: usize) -> usize {
+        while self.src.get(pos).is_some_and(|&c| is_ws(c)) {
+            pos += 1;
+        }
+        pos
+    }
+
+    fn swizzle_group(&mut self) -> PResult<SwizzleGroup> {
+        let start = self.pos;
+        let mut group = SwizzleGroup {
+            items: [ExtendedSwizzle { source: ExtendedComponent::Zero, negate: false }; 4],
+            count: 0,
+            plain: true,
+        };
+        while group.count < 4 {
+            let negate = self.peek() == b'-';
+            let c = if negate { self.peek_at(1) } else { self.peek() };
+            let source = match c {
+                b'0' => ExtendedComponent::Zero,
+                b'1' => ExtendedComponent::One,
+                _ => match component(c) {
+                    Some(comp) if is_swizzle_letter(c) => ExtendedComponent::Component(comp),
+                    _ => break,
+                },
+            };
+            group.plain &= !negate && matches!(source, ExtendedComponent::Component(_));
+            group.items[group.count] = ExtendedSwizzle { source, negate };
+            group.count += 1;
+            self.pos += 1 + usize::from(negate);
+        }
+        if group.count == 0 || is_ident(self.peek()) {
+            let end = self.pos + self.word_at(self.pos).len();
+            return Err(bad_swizzle(start, end.max(start + 1), "expected a swizzle: four of `x`, `y`, `z`, `w` (or one)"));
+        }
+        Ok(group)
+    }
+
+    fn plain_swizzle(&self, group: &SwizzleGroup, start: usize) -> PResult<Swizzle> {
+        let letter = |i: usize| match group.items[i].source {
+            ExtendedComponent::Component(c) => c,
+            _ => Component::X,
+        };
+        match group.count {
+            1 if group.plain => Ok([letter(0); 4]),
+            4 if group.plain => Ok([letter(0), letter(1), letter(2), letter(3)]),
+            _ => Err(bad_swizzle(start, self.pos, "expected four swizzle letters")),
+        }
+    }
+}
+
+fn is_swizzle_letter(c: u8) -> bool {
+    matches!(c, b'x' | b'y' | b'z' | b'w' | b'X' | b'Y' | b'Z' | b'W')
+}
+
+fn bad_swizzle(start: usize, end: usize, message: &str) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::error("E0010", Span::new(start, end.max(start)), message.to_string())
+            .with_label("malformed swizzle")
+            .with_help("write e.g. `.xyzw`, `.xxxx` or `.x`"),
+    )
+}
+
+/// Opcode lookup by upper-cased name (keeps the current opcode for `LOAD`/`ENDLOOP`).
+fn lookup(upper_name: &[u8]) -> Option<Opcode> {
+    let name = std::str::from_utf8(upper_name).ok()?;
+    opcodes::by_name(name)
+}
+
+fn unknown_file(src: &[u8], span: Span) -> Box<Diagnostic> {
+    let text = String::from_utf8_lossy(&src[span.range()]).into_owned();
+    let mut d = if text.is_empty() {
+        Diagnostic::error(
+            "E0004",
+            Span::new(span.start as usize, (span.start as usize + 1).min(src.len())),
+            format!("expected a register, found {}", describe(src, span.start as usize)),
+        )
+        .with_label("expected a register such as `TEMP[0]`")
+    } else {
+        Diagnostic::error("E0004", span, format!("unknown register file `{text}`")).with_label("not a register file")
+    };
+    if let Some(s) = names::closest(&text, File::ALL.iter().map(|f| f.name())) {
+        d = d.with_help(format!("did you mean `{s}`?"));
+    }
+    Box::new(d)
+}
+
+pub(super) fn unknown_target(src: &[u8], span: Span) -> Box<Diagnostic> {
+    let text = String::from_utf8_lossy(&src[span.range()]).into_owned();
+    let mut d = if text.is_empty() {
+        Diagnostic::error(
+            "E0013",
+            Span::new(span.start as usize, (span.start as usize + 1).min(src.len())),
+            format!("expected a texture target, found {}", describe(src, span.start as usize)),
+        )
+    } else {
+        Diagnostic::error("E0013", span, format!("unknown texture target `{text}`"))
+    }
+    .with_label("expected a texture target such as `2D`");
+    if let Some(s) = names::closest(&text, TextureTarget::ALL.iter().map(|t| t.name())) {
+        d = d.with_help(format!("did you mean `{s}`?"));
+    }
+    Box::new(d)
+}
+
+/// "1 destination and 2 sources, then a texture target", for notes.
+pub(super) fn operand_summary(opcode: Opcode) -> String {
+    let info = opcode.info();
+    let plural = |n: u8, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
+    let mut parts = Vec::new();
+    if info.num_dst > 0 {
+        parts.push(plural(info.num_dst, "destination"));
+    }
+    if info.num_src > 0 {
+        parts.push(plural(info.num_src, "source"));
+    }
+    let mut text = if parts.is_empty() { "no operands".to_string() } else { parts.join(" and ") };
+    if info.has_texture_target {
+        text.push_str(", then a texture target");
+    }
+    if info.status == Status::Gap {
+        text = "no operands".to_string();
+    }
+    text
+}
