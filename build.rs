@@ -167,7 +167,11 @@ fn rest_text(i: &str) -> Res<'_, &str> {
 }
 
 /// Runs a line parser to completion, turning a nom error into a message.
-fn full<'a, T>(line: &'a str, no: usize, mut p: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>) -> Result<T, String> {
+fn full<'a, T>(
+    line: &'a str,
+    no: usize,
+    mut p: impl Parser<&'a str, Output = T, Error = nom::error::Error<&'a str>>,
+) -> Result<T, String> {
     match p.parse(line) {
         Ok((remaining, value)) if remaining.trim().is_empty() => Ok(value),
         Ok((remaining, _)) => Err(format!("{ISA_PATH}:{no}: unexpected `{}`", remaining.trim())),
@@ -226,12 +230,24 @@ fn parse_body(line: &str, no: usize) -> Result<Body, String> {
         "staging" => full(after, no, |i| {
             let (i, dir) = preceded(space1, alt((tag("write"), tag("read")))).parse(i)?;
             let (i, base) = preceded(ws_tag("base"), ws_range).parse(i)?;
-            let (i, control) = preceded(ws_tag("control"), preceded(space1, alt((tag("00"), tag("01"), tag("10"), tag("11"))))).parse(i)?;
+            let (i, control) =
+                preceded(ws_tag("control"), preceded(space1, alt((tag("00"), tag("01"), tag("10"), tag("11")))))
+                    .parse(i)?;
             let (i, control_bits) = preceded(ws_tag("at"), ws_range).parse(i)?;
             let (i, count_kw) = preceded(space1, alt((tag("count-1"), tag("count")))).parse(i)?;
             let (i, count) = ws_range(i)?;
             let control = u8::from_str_radix(control, 2).unwrap_or(0);
-            Ok((i, Body::Staging { write: dir == "write", base, control, control_bits, minus_one: count_kw == "count-1", count }))
+            Ok((
+                i,
+                Body::Staging {
+                    write: dir == "write",
+                    base,
+                    control,
+                    control_bits,
+                    minus_one: count_kw == "count-1",
+                    count,
+                },
+            ))
         }),
         "dest" => full(after, no, |i| {
             let (i, reg) = ws_range(i)?;
@@ -329,7 +345,13 @@ fn parse_file(text: &str) -> Result<Isa, String> {
                         let (i, title) = rest_text(i)?;
                         Ok((i, (key, title)))
                     })?;
-                    block = Block::Enum(EnumDef { key: key.into(), title: title.into(), values: vec![], default: None, line: no });
+                    block = Block::Enum(EnumDef {
+                        key: key.into(),
+                        title: title.into(),
+                        values: vec![],
+                        default: None,
+                        line: no,
+                    });
                 }
                 "template" => {
                     let name = full(after, no, preceded(space1, ident))?;
@@ -427,8 +449,10 @@ fn parse_file(text: &str) -> Result<Isa, String> {
         for (item, no) in std::mem::take(&mut inst.body) {
             match item {
                 Body::Overlap(marker, name) if marker == "@use" => {
-                    let template =
-                        isa.templates.get(&name).ok_or_else(|| format!("{ISA_PATH}:{no}: unknown template `{name}`"))?;
+                    let template = isa
+                        .templates
+                        .get(&name)
+                        .ok_or_else(|| format!("{ISA_PATH}:{no}: unknown template `{name}`"))?;
                     body.extend(template.iter().cloned());
                 }
                 other => body.push((other, no)),
@@ -649,7 +673,9 @@ fn check_operands(inst: &Inst, enums: &HashMap<&str, &EnumDef>, at: &str, errors
                         errors.push(format!("{ISA_PATH}:{no}: {}: enum `{e}` does not fit `{key}`", inst.name));
                     }
                 }
-                None if range.0 != range.1 => errors.push(format!("{ISA_PATH}:{no}: {}: flag `{key}` is one bit", inst.name)),
+                None if range.0 != range.1 => {
+                    errors.push(format!("{ISA_PATH}:{no}: {}: flag `{key}` is one bit", inst.name))
+                }
                 None => {}
             },
             _ => {}
@@ -761,23 +787,32 @@ fn generate(isa: &Isa) -> String {
     let _ = writeln!(o, "/// Most sources of any instruction.");
     let _ = writeln!(o, "pub const MAX_SOURCES: usize = {};", max(&|i| count(i, |b| matches!(b, Body::Src(_)))));
     let _ = writeln!(o, "/// Most staging operands of any instruction.");
-    let _ = writeln!(o, "pub const MAX_STAGING: usize = {};", max(&|i| count(i, |b| matches!(b, Body::Staging { .. }))));
+    let _ =
+        writeln!(o, "pub const MAX_STAGING: usize = {};", max(&|i| count(i, |b| matches!(b, Body::Staging { .. }))));
     let _ = writeln!(o, "/// Most immediate fields of any instruction.");
     let _ = writeln!(o, "pub const MAX_IMMEDIATES: usize = {};", max(&|i| count(i, |b| matches!(b, Body::Imm { .. }))));
     let _ = writeln!(o, "/// Most instruction modifiers of any instruction.");
-    let _ = writeln!(o, "pub const MAX_MODIFIERS: usize = {};\n", max(&|i| count(i, |b| matches!(b, Body::Mod { .. }))));
+    let _ =
+        writeln!(o, "pub const MAX_MODIFIERS: usize = {};\n", max(&|i| count(i, |b| matches!(b, Body::Mod { .. }))));
 
     // Opcode enum.
-    let _ = writeln!(o, "/// Every instruction of the ISA, in the order of `isa/valhall.isa` (sorted by primary opcode).");
+    let _ =
+        writeln!(o, "/// Every instruction of the ISA, in the order of `isa/valhall.isa` (sorted by primary opcode).");
     let _ = writeln!(o, "/// The variant name is the mnemonic in upper case with `.` replaced by `_`.");
     let _ = writeln!(o, "#[allow(non_camel_case_types, clippy::upper_case_acronyms)]");
-    let _ = writeln!(o, "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]\n#[repr(u16)]\npub enum Opcode {{");
+    let _ = writeln!(
+        o,
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]\n#[repr(u16)]\npub enum Opcode {{"
+    );
     for inst in &isa.insts {
         let _ = writeln!(o, "    /// `{}`: {}", inst.name, inst.about.as_deref().unwrap_or(""));
         let _ = writeln!(o, "    {},", rust_opcode_name(&inst.name));
     }
     let _ = writeln!(o, "}}\n");
-    let _ = writeln!(o, "impl Opcode {{\n    /// All opcodes, in table order (`Opcode::ALL[i] as usize == i`).\n    pub const ALL: [Opcode; {n}] = [");
+    let _ = writeln!(
+        o,
+        "impl Opcode {{\n    /// All opcodes, in table order (`Opcode::ALL[i] as usize == i`).\n    pub const ALL: [Opcode; {n}] = ["
+    );
     for inst in &isa.insts {
         let _ = writeln!(o, "        Opcode::{},", rust_opcode_name(&inst.name));
     }
@@ -791,7 +826,11 @@ fn generate(isa: &Isa) -> String {
         let _ = writeln!(o, "    {},", camel(&e.key));
     }
     let _ = writeln!(o, "}}\n");
-    let _ = writeln!(o, "/// The enumerations, indexed by `EnumId as usize`.\npub static ENUMS: [EnumInfo; {}] = [", isa.enums.len());
+    let _ = writeln!(
+        o,
+        "/// The enumerations, indexed by `EnumId as usize`.\npub static ENUMS: [EnumInfo; {}] = [",
+        isa.enums.len()
+    );
     for e in &isa.enums {
         let values: Vec<String> = e.values.iter().map(|v| format!("{v:?}")).collect();
         let _ = writeln!(
@@ -806,7 +845,8 @@ fn generate(isa: &Isa) -> String {
     let _ = writeln!(o, "];\n");
     for e in &isa.enums {
         let ty = camel(&e.key);
-        let _ = writeln!(o, "/// Typed values of the `{}` enum ({}). Reserved indices have no variant.", e.key, e.title);
+        let _ =
+            writeln!(o, "/// Typed values of the `{}` enum ({}). Reserved indices have no variant.", e.key, e.title);
         let derive_default = e.default.is_some();
         let _ = writeln!(
             o,
@@ -835,7 +875,10 @@ fn generate(isa: &Isa) -> String {
     }
 
     // Instructions.
-    let _ = writeln!(o, "/// Per-instruction information, indexed by `Opcode as usize`.\npub static INSTRUCTIONS: [InstrInfo; {n}] = [");
+    let _ = writeln!(
+        o,
+        "/// Per-instruction information, indexed by `Opcode as usize`.\npub static INSTRUCTIONS: [InstrInfo; {n}] = ["
+    );
     for inst in &isa.insts {
         let mut staging = Vec::new();
         let mut srcs = Vec::new();
@@ -879,9 +922,9 @@ fn generate(isa: &Isa) -> String {
                 Body::Overlap(a, b) => overlaps.push(format!("({a:?}, {b:?})")),
             }
         }
-        let secondary = inst
-            .secondary
-            .map_or("None".into(), |(v, s, m)| format!("Some(Secondary {{ value: {v:#x}, shift: {s}, mask: {m:#x} }})"));
+        let secondary = inst.secondary.map_or("None".into(), |(v, s, m)| {
+            format!("Some(Secondary {{ value: {v:#x}, shift: {s}, mask: {m:#x} }})")
+        });
         let unit = match inst.unit.as_deref().unwrap_or("NONE") {
             "FMA" => "Fma",
             "CVT" => "Cvt",
@@ -913,7 +956,10 @@ fn generate(isa: &Isa) -> String {
     // Name index (sorted for binary search) and decode buckets.
     let mut by_name: Vec<&Inst> = isa.insts.iter().collect();
     by_name.sort_by(|a, b| a.name.cmp(&b.name));
-    let _ = writeln!(o, "/// Instructions sorted by mnemonic, for binary search.\npub static BY_NAME: [(&str, Opcode); {n}] = [");
+    let _ = writeln!(
+        o,
+        "/// Instructions sorted by mnemonic, for binary search.\npub static BY_NAME: [(&str, Opcode); {n}] = ["
+    );
     for inst in by_name {
         let _ = writeln!(o, "    ({:?}, Opcode::{}),", inst.name, rust_opcode_name(&inst.name));
     }

@@ -14,5 +14,5 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
-pub mod valhall;
 pub mod tgsi;
+pub mod valhall;
