@@ -24,6 +24,7 @@ pub mod decode;
 pub mod disasm;
 pub mod encode;
 pub mod inst;
+pub mod reference;
 pub mod tables;
 
 pub use asm::{AsmError, assemble, assemble_line, parse_line};
