@@ -32,4 +32,4 @@ pub use decode::{DecodeError, decode, decode_permissive};
 pub use disasm::{Listing, ListingOptions, disassemble, disassemble_word, listing, print};
 pub use encode::{EncodeError, encode, encode_raw};
 pub use inst::{Base, Dest, Instr, InstrError, Special, Src, Staging};
-pub use tables::{EnumId, InstrInfo, IsaEnum, Opcode, Unit};
+pub use tables::{EnumId, Flow, InstrInfo, IsaEnum, Opcode, Unit};
