@@ -107,7 +107,14 @@ fn asm_error_names_line_and_column_and_writes_nothing() {
     let output = dir.join("out.bin");
     std::fs::write(&input, "# comment\nMOV.i32 r1, r2\n\nFADD.f32 r0, u0, u4\n").expect("write input");
     let out = tgsi2va(
-        &["--message-format", "short", "asm", input.to_str().expect("utf-8 path"), "-o", output.to_str().expect("utf-8 path")],
+        &[
+            "--message-format",
+            "short",
+            "asm",
+            input.to_str().expect("utf-8 path"),
+            "-o",
+            output.to_str().expect("utf-8 path"),
+        ],
         b"",
     );
     assert_eq!(out.status.code(), Some(1));
