@@ -16,3 +16,4 @@
 pub mod diag;
 pub mod exec;
 pub mod tgsi;
+pub mod valhall;
