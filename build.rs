@@ -67,8 +67,15 @@ fn generate_case_tests() -> String {
                 .chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
                 .collect();
-            let name =
-                format!("{prefix}_{no:03}_{}", if mnemonic.is_empty() { "blank" } else { mnemonic.trim_matches('_') });
+            let mnemonic = mnemonic.trim_matches('_');
+            let label = if line.starts_with('#') {
+                "comment"
+            } else if mnemonic.is_empty() {
+                "blank"
+            } else {
+                mnemonic
+            };
+            let name = format!("{prefix}_{no:03}_{label}");
             let call = if negative { "rejected" } else { "vector" };
             let _ = writeln!(out, "#[test]\nfn {name}() {{\n    {call}({file:?}, {no}, {line:?});\n}}");
         }
