@@ -510,16 +510,22 @@ fn parse_src(op: Piece, info: &SrcInfo) -> Result<Src, AsmError> {
 
 fn parse_imm(op: Piece, f: &ImmInfo) -> Result<u32, AsmError> {
     let err = |m: String| AsmError::new(code::IMMEDIATE, op.span(), m);
-    let value_text = if f.name == "constant" {
-        op.text
-            .strip_prefix('#')
-            .ok_or_else(|| err(format!("expected `#value` for the constant, found `{}`", op.text)))?
+    // `#value` is the constant field's form; `name:value` works for every field (Mesa accepts
+    // `constant:value` too).
+    let value_text = if let Some(v) = op.text.strip_prefix('#') {
+        if f.name != "constant" {
+            return Err(err(format!("`#value` is only for the constant; write `{}:value`", f.name)));
+        }
+        v
     } else {
         let mut split = op.text.split(':');
         let (name, value, extra) = (split.next(), split.next(), split.next());
         match (name, value, extra) {
             (Some(n), Some(v), None) if n == f.name => v,
-            _ => return Err(err(format!("expected `{}:value`, found `{}`", f.name, op.text))),
+            _ => {
+                let form = if f.name == "constant" { "#value".to_string() } else { format!("{}:value", f.name) };
+                return Err(err(format!("expected `{form}`, found `{}`", op.text)));
+            }
         }
     };
     let value = parse_int(value_text).ok_or_else(|| err(format!("`{value_text}` is not an integer")))?;
@@ -618,6 +624,15 @@ fn modifier_names(info: &InstrInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::parse_int;
+
+    #[test]
+    fn constant_field_takes_both_forms() {
+        let a = super::assemble_line("IADD_IMM.i32 r54, 0x0, #0x10");
+        let b = super::assemble_line("IADD_IMM.i32 r54, 0x0, constant:16");
+        assert!(a.is_ok());
+        assert_eq!(a, b);
+        assert!(super::assemble_line("BRANCHZ r1, #3").is_err());
+    }
 
     #[test]
     fn python_integer_literals() {

@@ -34,7 +34,7 @@ pub fn encode_raw(instr: &Instr) -> Result<u64, EncodeError> {
         w |= u64::from(s.value) << s.shift;
     }
     w |= fits(&|| "flow".into(), instr.flow.into(), 4)? << 59;
-    w |= u64::from(instr.fau_page()?) << 57;
+    w |= fits(&|| "FAU page".into(), instr.fau_page()?.into(), 2)? << 57;
     if info.placeholder {
         w |= 0xC0 << 40;
     }

@@ -250,6 +250,38 @@ impl Instr {
         instr
     }
 
+    /// An instruction from an opcode and its operands in text order: the staging groups, the
+    /// destination (required exactly when the instruction has one) and the source bases (their
+    /// modifier fields take the slot defaults). Modifiers and immediates keep the defaults of
+    /// [`Instr::new`]; the counts must match the instruction.
+    pub fn from_operands(
+        opcode: Opcode,
+        staging: &[Staging],
+        dest: Option<Dest>,
+        srcs: &[Base],
+    ) -> Result<Instr, InstrError> {
+        let info = opcode.info();
+        let invalid = |message: String| Err(InstrError::Invalid { instr: info.name, message });
+        if staging.len() != info.staging.len() {
+            return invalid(format!("takes {} staging operands, got {}", info.staging.len(), staging.len()));
+        }
+        if dest.is_some() != info.dest {
+            return invalid(if info.dest { "needs a destination".into() } else { "has no destination".into() });
+        }
+        if srcs.len() != info.srcs.len() {
+            return invalid(format!("takes {} sources, got {}", info.srcs.len(), srcs.len()));
+        }
+        let mut instr = Instr::new(opcode);
+        instr.staging[..staging.len()].copy_from_slice(staging);
+        if let Some(d) = dest {
+            instr.dest = d;
+        }
+        for (k, base) in srcs.iter().enumerate() {
+            instr.srcs[k].base = *base;
+        }
+        Ok(instr)
+    }
+
     /// The table entry of the instruction.
     pub fn info(&self) -> &'static InstrInfo {
         self.opcode.info()

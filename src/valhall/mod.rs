@@ -18,6 +18,40 @@
 //!   fields are dropped. The disassembler prints from it, so its text equals Mesa's.
 //!
 //! Nothing here allocates per instruction except the text functions.
+//!
+//! Building and encoding an instruction (what the compiler does):
+//!
+//! ```
+//! use tgsi2va::valhall::{Base, Dest, Flow, Instr, Opcode, encode, decode, print};
+//! use tgsi2va::valhall::tables::Clamp;
+//!
+//! let mut fadd = Instr::from_operands(Opcode::FADD_F32, &[], Some(Dest::full(0)), &[Base::Register(1), Base::Register(2)])?;
+//! fadd.srcs[1].neg = true;
+//! fadd.srcs[1].abs = true;
+//! fadd.set_clamp(Clamp::ClampM1_1)?;
+//! fadd.set_flow(Flow::Wait0);
+//! let word = encode(&fadd)?;
+//! assert_eq!(word, 0x08A4_C032_0000_0201);
+//! assert_eq!(print(&fadd), "FADD.f32.clamp_m1_1.wait0 r0, r1, r2.neg.abs");
+//! assert_eq!(decode(word)?, fadd);
+//! assert_eq!(fadd.unit().name(), "FMA");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Reading a decoded instruction (what the emulator does):
+//!
+//! ```
+//! use tgsi2va::valhall::{Base, decode};
+//!
+//! // 40 00 00 18 82 80 60 08    LOAD.i32.unsigned.slot0.wait0 @r0, ^r0, offset:0
+//! let load = decode(0x0860_8082_1800_0040)?;
+//! assert_eq!(load.staging_operands()[0].registers(), 0..1);
+//! assert_eq!(load.sources()[0].base, Base::Discard(0));
+//! assert_eq!(load.imm("offset"), Some(0));
+//! assert_eq!(load.flag("unsigned"), Some(true));
+//! assert_eq!(load.modifier("slot"), Some(0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod asm;
 pub mod decode;

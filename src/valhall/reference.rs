@@ -300,8 +300,9 @@ fn modifier_line(m: &ModInfo) -> String {
                 })
                 .collect();
             format!(
-                "{} (bits {}, enum {}{}): {}",
+                "{} ({} {}, enum {}{}): {}",
                 m.key,
+                if m.width == 1 { "bit" } else { "bits" },
                 bits(m.start, m.width),
                 e.key,
                 if e.default.is_none() { ", required" } else { "" },
