@@ -15,5 +15,6 @@
 
 pub mod diag;
 pub mod exec;
+pub mod ir;
 pub mod tgsi;
 pub mod valhall;

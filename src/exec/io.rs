@@ -88,8 +88,8 @@ impl Inputs {
                     let map = value.as_object().ok_or("\"textures\" must be an object")?;
                     for (unit, tex) in map {
                         let unit: u32 = unit.parse().map_err(|_| format!("texture unit `{unit}` is not a number"))?;
-                        let texture: Texture = serde_json::from_value(tex.clone())
-                            .map_err(|e| format!("\"textures\".\"{unit}\": {e}"))?;
+                        let texture: Texture =
+                            serde_json::from_value(tex.clone()).map_err(|e| format!("\"textures\".\"{unit}\": {e}"))?;
                         texture.validate().map_err(|e| format!("\"textures\".\"{unit}\": {e}"))?;
                         inputs.textures.insert(unit, texture);
                     }
@@ -176,7 +176,8 @@ pub fn parse_word(value: &Value) -> Result<u32, String> {
     match value {
         Value::Number(n) => n.as_f64().map(|f| (f as f32).to_bits()).ok_or_else(|| format!("bad number {n}")),
         Value::String(s) => {
-            let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or_else(|| format!("\"{s}\" is not 0x…"))?;
+            let hex =
+                s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or_else(|| format!("\"{s}\" is not 0x…"))?;
             u32::from_str_radix(hex, 16).map_err(|_| format!("\"{s}\" is not a 32-bit hex pattern"))
         }
         other => Err(format!("{other} is neither a number nor a \"0x…\" string")),
@@ -226,7 +227,9 @@ fn lanes_json(lanes: &Lanes) -> Value {
 }
 
 fn buffers_json(buffers: &BTreeMap<u32, Vec<u32>>) -> Value {
-    Value::Object(buffers.iter().map(|(i, w)| (i.to_string(), Value::Array(w.iter().map(|&x| hex(x)).collect()))).collect())
+    Value::Object(
+        buffers.iter().map(|(i, w)| (i.to_string(), Value::Array(w.iter().map(|&x| hex(x)).collect()))).collect(),
+    )
 }
 
 /// Pretty JSON with one lane vector per line (readable diffs in golden files).

@@ -101,13 +101,19 @@ impl Texture {
 
     /// Checks sizes; returns a message naming the bad field.
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("width", self.width), ("height", self.height), ("depth", self.depth), ("layers", self.layers)] {
+        for (name, v) in
+            [("width", self.width), ("height", self.height), ("depth", self.depth), ("layers", self.layers)]
+        {
             if v == 0 || v > MAX_SIZE {
                 return Err(format!("texture {name} must be in 1..={MAX_SIZE}, not {v}"));
             }
         }
         if self.levels > self.full_chain() {
-            return Err(format!("texture has {} levels but its size allows at most {}", self.levels, self.full_chain()));
+            return Err(format!(
+                "texture has {} levels but its size allows at most {}",
+                self.levels,
+                self.full_chain()
+            ));
         }
         Ok(())
     }
@@ -378,7 +384,8 @@ mod tests {
 
     #[test]
     fn json_form() {
-        let t: Texture = serde_json::from_str(r#"{"dim": "3d", "width": 8, "height": 4, "depth": 2, "seed": 9}"#).unwrap();
+        let t: Texture =
+            serde_json::from_str(r#"{"dim": "3d", "width": 8, "height": 4, "depth": 2, "seed": 9}"#).unwrap();
         assert_eq!(t.level_count(), 4);
         assert!(t.validate().is_ok());
         let bad: Texture = serde_json::from_str(r#"{"dim": "2d", "width": 0}"#).unwrap();

@@ -16,7 +16,7 @@
 //! `BRANCHZ`/`BRANCHZI`, the first all-zero word ends the program, and a final newline closes it.
 
 use super::decode::{DecodeError, decode_permissive};
-use super::inst::{Base, Instr};
+use super::inst::{Base, Instr, Src};
 use super::tables::*;
 use std::fmt::Write;
 
@@ -34,28 +34,7 @@ pub fn print(instr: &Instr) -> String {
 /// Appends Mesa's text of one instruction to `out`.
 pub fn write_instr(out: &mut String, instr: &Instr) {
     let info = instr.info();
-    out.push_str(info.name);
-    for (k, m) in info.mods.iter().enumerate() {
-        let v = instr.mods[k];
-        match m.kind {
-            ModKind::Flag => {
-                if v != 0 {
-                    out.push('.');
-                    out.push_str(m.key);
-                }
-            }
-            ModKind::Enum(id) => {
-                if Some(v) != id.info().default {
-                    out.push('.');
-                    out.push_str(enum_text(id, v));
-                }
-            }
-        }
-    }
-    if instr.flow != 0 {
-        out.push('.');
-        out.push_str(enum_text(EnumId::Flow, instr.flow));
-    }
+    write_mnemonic(out, instr);
     out.push(' ');
     let mut first = true;
     let mut sep = |out: &mut String| {
@@ -86,26 +65,60 @@ pub fn write_instr(out: &mut String, instr: &Instr) {
     }
     for (k, s) in info.srcs.iter().enumerate() {
         sep(out);
-        write_src(out, instr, k, s);
+        write_base(out, instr.srcs[k].base);
+        write_src_suffixes(out, &instr.srcs[k], s);
     }
-    for (k, f) in info.imms.iter().enumerate() {
+    for k in 0..info.imms.len() {
         sep(out);
-        let bits = instr.imms[k];
-        if f.name == "constant" {
-            let _ = write!(out, "#0x{bits:X}");
-        } else if f.signed {
-            let value =
-                if bits >> (f.width - 1) & 1 == 1 { i64::from(bits) - (1i64 << f.width) } else { i64::from(bits) };
-            let _ = write!(out, "{}:{value}", f.name);
-        } else {
-            let _ = write!(out, "{}:0x{bits:X}", f.name);
-        }
+        write_imm(out, instr, k);
     }
 }
 
-fn write_src(out: &mut String, instr: &Instr, k: usize, s: &SrcInfo) {
-    let src = &instr.srcs[k];
-    match src.base {
+/// Appends the mnemonic, the instruction modifiers (in table order, defaults omitted) and the
+/// flow, e.g. `FADD.f32.clamp_0_1.wait0`.
+pub fn write_mnemonic(out: &mut String, instr: &Instr) {
+    let info = instr.info();
+    out.push_str(info.name);
+    for (k, m) in info.mods.iter().enumerate() {
+        let v = instr.mods[k];
+        match m.kind {
+            ModKind::Flag => {
+                if v != 0 {
+                    out.push('.');
+                    out.push_str(m.key);
+                }
+            }
+            ModKind::Enum(id) => {
+                if Some(v) != id.info().default {
+                    out.push('.');
+                    out.push_str(enum_text(id, v));
+                }
+            }
+        }
+    }
+    if instr.flow != 0 {
+        out.push('.');
+        out.push_str(enum_text(EnumId::Flow, instr.flow));
+    }
+}
+
+/// Appends immediate field `k` as Mesa prints it (`#0x…`, `offset:-8`, `index:0x1`).
+pub fn write_imm(out: &mut String, instr: &Instr, k: usize) {
+    let f = &instr.info().imms[k];
+    let bits = instr.imms[k];
+    if f.name == "constant" {
+        let _ = write!(out, "#0x{bits:X}");
+    } else if f.signed {
+        let value = if bits >> (f.width - 1) & 1 == 1 { i64::from(bits) - (1i64 << f.width) } else { i64::from(bits) };
+        let _ = write!(out, "{}:{value}", f.name);
+    } else {
+        let _ = write!(out, "{}:0x{bits:X}", f.name);
+    }
+}
+
+/// Appends a source base as Mesa prints it (`r1`, `^r1`, `u3`, `0x3F800000`, `lane_id.w0`).
+pub fn write_base(out: &mut String, base: Base) {
+    match base {
         Base::Register(r) => {
             let _ = write!(out, "r{r}");
         }
@@ -123,6 +136,11 @@ fn write_src(out: &mut String, instr: &Instr, k: usize, s: &SrcInfo) {
             let _ = write!(out, "{name}.w{}", u8::from(sp.high));
         }
     }
+}
+
+/// Appends the modifier suffixes of a source (`.neg`, `.abs`, swizzles, lanes, `.not`) in Mesa's
+/// order; fields at their default print nothing.
+pub fn write_src_suffixes(out: &mut String, src: &Src, s: &SrcInfo) {
     if src.neg {
         out.push_str(".neg");
     }

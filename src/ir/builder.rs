@@ -1,0 +1,302 @@
+//! Emitting instructions into a block: the interface lowering and passes build IR with.
+//!
+//! A [`Builder`] appends to one block (or inserts before a given position). The generic entry
+//! points take a [`valhall::Instr`] template (opcode and modifiers) plus IR sources; the typed
+//! helpers below them cover the instructions the lowering recipes use most, with Mesa's
+//! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
+
+use super::{Block, Inst, InstId, InstKind, Operand, Shader, Src, Value, ValueList};
+use crate::valhall::tables::{Clamp, Condition, ResultType, RoundMode};
+use crate::valhall::{Instr, Opcode};
+
+/// Negative zero, the additive identity that keeps `-0` results (`x + -0 = x` for every x).
+pub const NEG_ZERO: u32 = 0x8000_0000;
+
+/// Appends instructions to a block.
+pub struct Builder<'a> {
+    pub shader: &'a mut Shader,
+    pub block: Block,
+    /// Insert before this index of the block's instruction list instead of appending.
+    position: Option<usize>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder appending to `block`.
+    pub fn new(shader: &'a mut Shader, block: Block) -> Builder<'a> {
+        Builder { shader, block, position: None }
+    }
+
+    /// A builder inserting before the instruction at `index` of `block`'s list.
+    pub fn before(shader: &'a mut Shader, block: Block, index: usize) -> Builder<'a> {
+        Builder { shader, block, position: Some(index) }
+    }
+
+    fn insert(&mut self, inst: Inst) -> InstId {
+        let id = self.shader.add_inst(inst);
+        let list = &mut self.shader.blocks[self.block.index()].insts;
+        match &mut self.position {
+            Some(index) => {
+                list.insert(*index, id);
+                *index += 1;
+            }
+            None => list.push(id),
+        }
+        id
+    }
+
+    /// Number of destination registers of a machine instruction: 2 for 64-bit results.
+    fn dest_width(mach: &Instr) -> usize {
+        let info = mach.info();
+        if !info.dest {
+            0
+        } else if info.type_size == 64 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Emits a machine instruction and returns it. `staging` gives the values of read staging
+    /// operands (in `info.staging` order); written staging operands get `write_counts[k]` fresh
+    /// values. Destinations are fresh values.
+    pub fn emit(&mut self, mach: Instr, srcs: &[Src], staging: &[&[Value]], write_count: usize) -> InstId {
+        let info = mach.info();
+        debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
+        let mut inst = Inst::machine(mach);
+        inst.dests = self.shader.new_values(Self::dest_width(&mach));
+        let mut reads = staging.iter();
+        for (k, s) in info.staging.iter().enumerate() {
+            inst.staging[k] = if s.write {
+                self.shader.new_values(write_count)
+            } else {
+                let values = reads.next().copied().unwrap_or(&[]);
+                self.shader.list(values)
+            };
+        }
+        inst.srcs[..srcs.len()].copy_from_slice(srcs);
+        self.insert(inst)
+    }
+
+    /// Emits an ALU instruction with one 32-bit destination and returns the destination.
+    pub fn alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
+        let id = self.emit(mach, srcs, &[], 0);
+        self.shader.get(self.shader.inst(id).dests)[0]
+    }
+
+    /// Emits an ALU instruction given by opcode with default modifiers.
+    pub fn op(&mut self, opcode: Opcode, srcs: &[Src]) -> Value {
+        self.alu(Instr::new(opcode), srcs)
+    }
+
+    /// Emits a message instruction that writes `write_count` staging registers; returns them.
+    pub fn message(&mut self, mach: Instr, srcs: &[Src], reads: &[&[Value]], write_count: usize) -> ValueList {
+        let id = self.emit(mach, srcs, reads, write_count);
+        let inst = *self.shader.inst(id);
+        (0..2).find(|&k| inst.staging_is_write(k)).map_or(ValueList::EMPTY, |k| inst.staging[k])
+    }
+
+    /// `dest = operand`.
+    pub fn copy(&mut self, operand: impl Into<Operand>) -> Value {
+        let mut inst = Inst::pseudo(InstKind::Copy);
+        inst.dests = self.shader.new_values(1);
+        inst.srcs[0] = Src::new(operand.into());
+        let id = self.insert(inst);
+        self.shader.get(self.shader.inst(id).dests)[0]
+    }
+
+    /// A register holding the 32-bit constant `bits`.
+    pub fn konst(&mut self, bits: u32) -> Value {
+        self.copy(Operand::Const(bits))
+    }
+
+    /// A value holding what the hardware preloaded into `reg`.
+    pub fn preload(&mut self, reg: u8) -> Value {
+        let mut inst = Inst::pseudo(InstKind::Preload(reg));
+        inst.dests = self.shader.new_values(1);
+        let id = self.insert(inst);
+        self.shader.get(self.shader.inst(id).dests)[0]
+    }
+
+    /// An unspecified value.
+    pub fn undef(&mut self) -> Value {
+        let mut inst = Inst::pseudo(InstKind::Undef);
+        inst.dests = self.shader.new_values(1);
+        let id = self.insert(inst);
+        self.shader.get(self.shader.inst(id).dests)[0]
+    }
+
+    /// A φ with the given arguments (one per predecessor, in predecessor order); inserted at the
+    /// current position, which must be among the block's leading φs.
+    pub fn phi(&mut self, args: &[Value]) -> Value {
+        let mut inst = Inst::pseudo(InstKind::Phi);
+        inst.dests = self.shader.new_values(1);
+        inst.args = self.shader.list(args);
+        let id = self.insert(inst);
+        self.shader.get(self.shader.inst(id).dests)[0]
+    }
+
+    // ---- Float arithmetic ---------------------------------------------------------------------
+
+    pub fn fadd(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::FADD_F32, &[a.into(), b.into()])
+    }
+
+    /// `a * b`, as `FMA a, b, -0.0` (keeps the sign of zero products).
+    pub fn fmul(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::FMA_F32, &[a.into(), b.into(), Src::konst(NEG_ZERO)])
+    }
+
+    pub fn fma(&mut self, a: impl Into<Src>, b: impl Into<Src>, c: impl Into<Src>) -> Value {
+        self.op(Opcode::FMA_F32, &[a.into(), b.into(), c.into()])
+    }
+
+    pub fn fmin(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::FMIN_F32, &[a.into(), b.into()])
+    }
+
+    pub fn fmax(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::FMAX_F32, &[a.into(), b.into()])
+    }
+
+    /// `FADD x, -0.0` with a clamp: a stand-alone saturate (or copy with modifiers).
+    pub fn fclamp(&mut self, x: impl Into<Src>, clamp: Clamp) -> Value {
+        let mut mach = Instr::new(Opcode::FADD_F32);
+        let _ = mach.set_clamp(clamp);
+        self.alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
+    }
+
+    pub fn fround(&mut self, x: impl Into<Src>, mode: RoundMode) -> Value {
+        let mut mach = Instr::new(Opcode::FROUND_F32);
+        let _ = mach.set_round_mode(mode);
+        self.alu(mach, &[x.into()])
+    }
+
+    pub fn frcp(&mut self, x: impl Into<Src>) -> Value {
+        self.op(Opcode::FRCP_F32, &[x.into()])
+    }
+
+    pub fn frsq(&mut self, x: impl Into<Src>) -> Value {
+        self.op(Opcode::FRSQ_F32, &[x.into()])
+    }
+
+    /// Float comparison producing `result` (`.f1` 0.0/1.0, `.m1` 0/~0, `.i1` 0/1).
+    pub fn fcmp(&mut self, cond: Condition, a: impl Into<Src>, b: impl Into<Src>, result: ResultType) -> Value {
+        let mut mach = Instr::new(Opcode::FCMP_OR_F32);
+        let _ = mach.set_condition(cond);
+        let _ = mach.set_result_type(result);
+        self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
+    }
+
+    // ---- Integer arithmetic -------------------------------------------------------------------
+
+    pub fn iadd(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::IADD_S32, &[a.into(), b.into()])
+    }
+
+    pub fn isub(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::ISUB_S32, &[a.into(), b.into()])
+    }
+
+    pub fn imul(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::IMUL_I32, &[a.into(), b.into()])
+    }
+
+    /// `IADD_IMM.i32 x, #imm`.
+    pub fn iadd_imm(&mut self, x: impl Into<Src>, imm: u32) -> Value {
+        let mut mach = Instr::new(Opcode::IADD_IMM_I32);
+        let _ = mach.set_imm("constant", i64::from(imm));
+        self.alu(mach, &[x.into()])
+    }
+
+    /// Integer comparison; `signed` picks `.s32` over `.u32`.
+    pub fn icmp(
+        &mut self,
+        signed: bool,
+        cond: Condition,
+        a: impl Into<Src>,
+        b: impl Into<Src>,
+        result: ResultType,
+    ) -> Value {
+        let mut mach = Instr::new(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
+        let _ = mach.set_condition(cond);
+        let _ = mach.set_result_type(result);
+        self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
+    }
+
+    /// `(a cond b) ? t : f` with an integer comparison (`.s32`/`.u32`).
+    pub fn csel(&mut self, signed: bool, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
+        let mut mach = Instr::new(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
+        let _ = mach.set_condition(cond);
+        self.alu(mach, &[a, b, t, f])
+    }
+
+    /// `(a cond b) ? t : f` with a float comparison.
+    pub fn csel_f32(&mut self, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
+        let mut mach = Instr::new(Opcode::CSEL_F32);
+        let _ = mach.set_condition(cond);
+        self.alu(mach, &[a, b, t, f])
+    }
+
+    /// `c != 0 ? t : f`.
+    pub fn select(&mut self, c: impl Into<Src>, t: impl Into<Src>, f: impl Into<Src>) -> Value {
+        self.csel(false, Condition::Eq, c.into(), Src::konst(0), f.into(), t.into())
+    }
+
+    /// The shift/bitwise family: `(a shifted by shift) OP b`, where `shift` is a byte lane
+    /// source (lanes field index 4 = `.b00`).
+    pub fn shift_op(&mut self, opcode: Opcode, a: Src, shift: Src, b: Src) -> Value {
+        self.op(opcode, &[a, shift, b])
+    }
+
+    /// `a & b`.
+    pub fn and(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::LSHIFT_AND_I32, &[a.into(), shift_zero(), b.into()])
+    }
+
+    /// `a | b`.
+    pub fn or(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::LSHIFT_OR_I32, &[a.into(), shift_zero(), b.into()])
+    }
+
+    /// `a ^ b`.
+    pub fn xor(&mut self, a: impl Into<Src>, b: impl Into<Src>) -> Value {
+        self.op(Opcode::LSHIFT_XOR_I32, &[a.into(), shift_zero(), b.into()])
+    }
+
+    /// `a << s` (s taken modulo 32 by the hardware).
+    pub fn shl(&mut self, a: impl Into<Src>, s: impl Into<Src>) -> Value {
+        self.op(Opcode::LSHIFT_OR_I32, &[a.into(), byte0(s.into()), Src::konst(0)])
+    }
+
+    /// `a >> s`, arithmetic when `signed`.
+    pub fn shr(&mut self, signed: bool, a: impl Into<Src>, s: impl Into<Src>) -> Value {
+        let mut mach = Instr::new(Opcode::RSHIFT_OR_I32);
+        let _ = mach.set_flag("signed", signed);
+        self.alu(mach, &[a.into(), byte0(s.into()), Src::konst(0)])
+    }
+
+    /// Integer → float (`S32_TO_F32` / `U32_TO_F32`, round to nearest even).
+    pub fn i2f(&mut self, signed: bool, x: impl Into<Src>) -> Value {
+        self.op(if signed { Opcode::S32_TO_F32 } else { Opcode::U32_TO_F32 }, &[x.into()])
+    }
+
+    /// Float → integer with the given rounding (`F32_TO_S32` / `F32_TO_U32`).
+    pub fn f2i(&mut self, signed: bool, x: impl Into<Src>, mode: RoundMode) -> Value {
+        let mut mach = Instr::new(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
+        let _ = mach.set_round_mode(mode);
+        self.alu(mach, &[x.into()])
+    }
+}
+
+/// Index of `.b00` in the `lanes_8_bit` enum (the shift-amount field of shifts and CLPER).
+pub const LANE_B00: u8 = 4;
+
+/// A shift amount of zero: `0x0.b00`.
+pub fn shift_zero() -> Src {
+    Src::konst(0).widen(LANE_B00)
+}
+
+/// A shift-amount source reading byte 0 (`.b00`).
+pub fn byte0(s: Src) -> Src {
+    s.widen(LANE_B00)
+}

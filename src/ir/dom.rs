@@ -1,0 +1,239 @@
+//! Control-flow orders and the dominator tree.
+//!
+//! Dominators use the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple, Fast
+//! Dominance Algorithm") over the reverse post-order; for the reducible, structured CFGs that
+//! TGSI produces it converges in two passes, so the cost is linear in the number of blocks and
+//! edges. Dominance queries are O(1) through pre/post numbers of the dominator tree.
+
+use super::{Block, Shader};
+
+/// Dominator tree and block orders of a shader.
+#[derive(Clone, Debug)]
+pub struct DomTree {
+    /// Reverse post-order of the blocks reachable from the entry.
+    pub rpo: Vec<Block>,
+    /// Position of each block in `rpo` (`u32::MAX` when unreachable).
+    rpo_index: Vec<u32>,
+    /// Immediate dominator of each block (the entry is its own; unreachable blocks have none).
+    idom: Vec<Option<Block>>,
+    /// Children in the dominator tree, in RPO order.
+    children: Vec<Vec<Block>>,
+    pre: Vec<u32>,
+    post: Vec<u32>,
+}
+
+impl DomTree {
+    pub fn compute(shader: &Shader) -> DomTree {
+        let n = shader.blocks.len();
+        let rpo = reverse_post_order(shader);
+        let mut rpo_index = vec![u32::MAX; n];
+        for (i, b) in rpo.iter().enumerate() {
+            rpo_index[b.index()] = i as u32;
+        }
+        let mut idom: Vec<Option<Block>> = vec![None; n];
+        let entry = shader.entry();
+        idom[entry.index()] = Some(entry);
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in rpo.iter().skip(1) {
+                let mut new_idom: Option<Block> = None;
+                for &p in &shader.block(b).preds {
+                    if idom[p.index()].is_none() {
+                        continue;
+                    }
+                    new_idom = Some(match new_idom {
+                        None => p,
+                        Some(q) => intersect(&idom, &rpo_index, p, q),
+                    });
+                }
+                if new_idom.is_some() && idom[b.index()] != new_idom {
+                    idom[b.index()] = new_idom;
+                    changed = true;
+                }
+            }
+        }
+        let mut children = vec![Vec::new(); n];
+        for &b in rpo.iter().skip(1) {
+            if let Some(d) = idom[b.index()] {
+                children[d.index()].push(b);
+            }
+        }
+        let (mut pre, mut post) = (vec![u32::MAX; n], vec![u32::MAX; n]);
+        let mut counter = 0;
+        let mut stack = vec![(entry, 0usize)];
+        pre[entry.index()] = counter;
+        counter += 1;
+        while let Some((b, i)) = stack.pop() {
+            if let Some(&c) = children[b.index()].get(i) {
+                stack.push((b, i + 1));
+                pre[c.index()] = counter;
+                counter += 1;
+                stack.push((c, 0));
+            } else {
+                post[b.index()] = counter;
+                counter += 1;
+            }
+        }
+        DomTree { rpo, rpo_index, idom, children, pre, post }
+    }
+
+    /// Whether `a` dominates `b` (every block dominates itself). False for unreachable blocks.
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        let (pa, pb) = (self.pre[a.index()], self.pre[b.index()]);
+        pa != u32::MAX && pb != u32::MAX && pa <= pb && self.post[b.index()] <= self.post[a.index()]
+    }
+
+    pub fn idom(&self, b: Block) -> Option<Block> {
+        self.idom[b.index()].filter(|&d| d != b)
+    }
+
+    /// Children of `b` in the dominator tree.
+    pub fn children(&self, b: Block) -> &[Block] {
+        &self.children[b.index()]
+    }
+
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index[b.index()] != u32::MAX
+    }
+
+    /// Position of `b` in the reverse post-order.
+    pub fn rpo_number(&self, b: Block) -> u32 {
+        self.rpo_index[b.index()]
+    }
+
+    /// The blocks in dominator-tree pre-order (every block after its dominators).
+    pub fn preorder(&self) -> Vec<Block> {
+        let mut order = Vec::with_capacity(self.rpo.len());
+        let Some(&entry) = self.rpo.first() else { return order };
+        let mut stack = vec![entry];
+        while let Some(b) = stack.pop() {
+            order.push(b);
+            stack.extend(self.children[b.index()].iter().rev());
+        }
+        order
+    }
+}
+
+fn intersect(idom: &[Option<Block>], rpo_index: &[u32], mut a: Block, mut b: Block) -> Block {
+    while a != b {
+        while rpo_index[a.index()] > rpo_index[b.index()] {
+            a = idom[a.index()].unwrap_or(a);
+        }
+        while rpo_index[b.index()] > rpo_index[a.index()] {
+            b = idom[b.index()].unwrap_or(b);
+        }
+    }
+    a
+}
+
+/// Reverse post-order from the entry (iterative depth-first search).
+pub fn reverse_post_order(shader: &Shader) -> Vec<Block> {
+    let n = shader.blocks.len();
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let entry = shader.entry();
+    let mut stack: Vec<(Block, Vec<Block>)> = vec![(entry, shader.succs(entry).collect())];
+    visited[entry.index()] = true;
+    while let Some((b, succs)) = stack.last_mut() {
+        if let Some(s) = succs.pop() {
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                let next: Vec<Block> = shader.succs(s).collect();
+                stack.push((s, next));
+            }
+        } else {
+            post.push(*b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Loop nesting depth of every block: the number of natural loops containing it. A loop is
+/// identified by its header, the target of back edges `latch → header` where the header
+/// dominates the latch. Each loop
+/// body is walked once, so the cost is the sum of the loop sizes (blocks × nesting depth).
+pub fn loop_depths(shader: &Shader, dom: &DomTree) -> Vec<u32> {
+    let n = shader.blocks.len();
+    let mut depth = vec![0u32; n];
+    // `stamp[b] == generation` marks blocks already found in the current loop.
+    let mut stamp = vec![0u32; n];
+    let mut generation = 0;
+    let mut work = Vec::new();
+    for &header in &dom.rpo {
+        // All back edges into one header form one loop.
+        work.extend(shader.block(header).preds.iter().copied().filter(|&p| dom.dominates(header, p)));
+        if work.is_empty() {
+            continue;
+        }
+        generation += 1;
+        stamp[header.index()] = generation;
+        depth[header.index()] += 1;
+        while let Some(b) = work.pop() {
+            if stamp[b.index()] == generation {
+                continue;
+            }
+            stamp[b.index()] = generation;
+            depth[b.index()] += 1;
+            work.extend(shader.block(b).preds.iter().copied().filter(|p| dom.is_reachable(*p)));
+        }
+    }
+    depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Stage, Terminator};
+
+    /// entry → (then | else) → join → loop header ⇄ body → exit
+    fn diamond_and_loop() -> Shader {
+        let mut s = Shader::new(Stage::Fragment);
+        let c = s.new_value();
+        let [then, els, join, header, body, exit] = [(); 6].map(|_| s.add_block());
+        s.set_terminator(Block(0), Terminator::Branch { cond: c, if_zero: true, taken: els, fallthrough: then });
+        s.set_terminator(then, Terminator::Jump(join));
+        s.set_terminator(els, Terminator::Jump(join));
+        s.set_terminator(join, Terminator::Jump(header));
+        s.set_terminator(header, Terminator::Branch { cond: c, if_zero: true, taken: exit, fallthrough: body });
+        s.set_terminator(body, Terminator::Jump(header));
+        s
+    }
+
+    #[test]
+    fn dominators() {
+        let s = diamond_and_loop();
+        let dom = DomTree::compute(&s);
+        assert_eq!(dom.rpo.len(), 7);
+        assert_eq!(dom.idom(Block(3)), Some(Block(0)), "the join is dominated by the branch, not an arm");
+        assert!(dom.dominates(Block(0), Block(6)));
+        assert!(dom.dominates(Block(4), Block(5)));
+        assert!(!dom.dominates(Block(1), Block(3)));
+        assert!(!dom.dominates(Block(5), Block(4)));
+        let pre = dom.preorder();
+        assert_eq!(pre[0], Block(0));
+        for (i, &b) in pre.iter().enumerate() {
+            if let Some(d) = dom.idom(b) {
+                assert!(pre[..i].contains(&d));
+            }
+        }
+    }
+
+    #[test]
+    fn loop_nesting() {
+        let s = diamond_and_loop();
+        let dom = DomTree::compute(&s);
+        assert_eq!(loop_depths(&s, &dom), vec![0, 0, 0, 0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn unreachable_blocks() {
+        let mut s = Shader::new(Stage::Fragment);
+        let dead = s.add_block();
+        let dom = DomTree::compute(&s);
+        assert!(!dom.is_reachable(dead));
+        assert!(!dom.dominates(Block(0), dead));
+    }
+}

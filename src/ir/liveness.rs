@@ -1,0 +1,173 @@
+//! Live-in and live-out sets of every block.
+//!
+//! SSA liveness by path exploration (Brandner, Boissinot, Darte, Dupont de Dinechin and
+//! Rastello, "Computing Liveness Sets for SSA-Form Programs", 2011): from every use, walk the
+//! CFG backwards to the definition, marking the blocks crossed. Each value is processed on its
+//! own with a per-block stamp, so the cost is the size of the result (the sum of the live
+//! ranges measured in blocks) plus the number of uses — no iteration to a fixed point.
+//!
+//! Conventions: a φ's destination is defined at the top of its block and is not live-in; a φ's
+//! argument for predecessor P is used at the end of P, so it is live-out of P. A branch
+//! condition is used at the end of its block.
+
+use super::{Block, InstKind, Shader, Terminator, Value};
+
+/// Live sets of every block; each set is sorted by value number.
+#[derive(Clone, Debug, Default)]
+pub struct Liveness {
+    pub live_in: Vec<Vec<Value>>,
+    pub live_out: Vec<Vec<Value>>,
+}
+
+impl Liveness {
+    pub fn compute(shader: &Shader) -> Liveness {
+        let nblocks = shader.blocks.len();
+        let nvalues = shader.values.len();
+        // Block of each value's definition; whether it is a φ.
+        let mut def_block = vec![u32::MAX; nvalues];
+        let mut def_is_phi = vec![false; nvalues];
+        for (b, block) in shader.blocks.iter().enumerate() {
+            for id in shader.block_insts(Block(b as u32)) {
+                let inst = shader.inst(id);
+                shader.for_each_def(inst, |v| {
+                    def_block[v.index()] = b as u32;
+                    def_is_phi[v.index()] = inst.kind == InstKind::Phi;
+                });
+            }
+            let _ = block;
+        }
+        // Uses per value: (block, used at block end for a predecessor φ argument / branch?).
+        // `end_of` = the use happens after every instruction of the block (live-out).
+        let mut uses: Vec<Vec<(u32, bool)>> = vec![Vec::new(); nvalues];
+        for (b, block) in shader.blocks.iter().enumerate() {
+            for id in shader.block_insts(Block(b as u32)) {
+                let inst = shader.inst(id);
+                if inst.kind == InstKind::Phi {
+                    for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
+                        uses[arg.index()].push((pred.0, true));
+                    }
+                } else {
+                    shader.for_each_use(inst, |v| uses[v.index()].push((b as u32, false)));
+                }
+            }
+            if let Terminator::Branch { cond, .. } = block.term {
+                uses[cond.index()].push((b as u32, true));
+            }
+        }
+        let mut live_in = vec![Vec::new(); nblocks];
+        let mut live_out: Vec<Vec<Value>> = vec![Vec::new(); nblocks];
+        // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
+        let mut stamp_in = vec![0u32; nblocks];
+        let mut stamp_out = vec![0u32; nblocks];
+        let mut work: Vec<u32> = Vec::new();
+        for v in 0..nvalues {
+            let value = Value(v as u32);
+            let tag = v as u32 + 1;
+            let defined_in = def_block[v];
+            for &(b, at_end) in &uses[v] {
+                if at_end {
+                    if stamp_out[b as usize] != tag {
+                        stamp_out[b as usize] = tag;
+                        live_out[b as usize].push(value);
+                    }
+                    if b == defined_in {
+                        continue;
+                    }
+                } else if b == defined_in && !def_is_phi[v] {
+                    // Used in its defining block: SSA puts the definition first.
+                    continue;
+                } else if b == defined_in {
+                    // A φ destination used in its own block: defined at the block top.
+                    continue;
+                }
+                work.push(b);
+                while let Some(b) = work.pop() {
+                    let bi = b as usize;
+                    if stamp_in[bi] == tag {
+                        continue;
+                    }
+                    stamp_in[bi] = tag;
+                    live_in[bi].push(value);
+                    for &p in &shader.blocks[bi].preds {
+                        let pi = p.index();
+                        if stamp_out[pi] != tag {
+                            stamp_out[pi] = tag;
+                            live_out[pi].push(value);
+                        }
+                        if p.0 != defined_in {
+                            work.push(p.0);
+                        }
+                    }
+                }
+            }
+        }
+        Liveness { live_in, live_out }
+    }
+
+    pub fn is_live_in(&self, b: Block, v: Value) -> bool {
+        self.live_in[b.index()].binary_search(&v).is_ok()
+    }
+
+    pub fn is_live_out(&self, b: Block, v: Value) -> bool {
+        self.live_out[b.index()].binary_search(&v).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builder::Builder;
+    use crate::ir::{Src, Stage};
+
+    #[test]
+    fn values_live_across_a_diamond_and_phi_arguments_live_out() {
+        let mut s = Shader::new(Stage::Fragment);
+        let entry = Block(0);
+        let (then, join) = (s.add_block(), s.add_block());
+        let mut b = Builder::new(&mut s, entry);
+        let x = b.konst(1);
+        let y = b.konst(2);
+        s.set_terminator(entry, Terminator::Branch { cond: x, if_zero: true, taken: join, fallthrough: then });
+        let mut b = Builder::new(&mut s, then);
+        let z = b.fadd(x, Src::konst(0));
+        s.set_terminator(then, Terminator::Jump(join));
+        let mut b = Builder::new(&mut s, join);
+        let p = b.phi(&[y, z]);
+        let _ = b.fadd(p, x);
+        let live = Liveness::compute(&s);
+        assert_eq!(live.live_out[0], vec![x, y], "x for then/join, y as the φ argument; the branch reads x too");
+        assert_eq!(live.live_in[1], vec![x]);
+        assert_eq!(live.live_out[1], vec![x, z]);
+        assert_eq!(live.live_in[2], vec![x], "the φ result is not live-in");
+        assert!(live.live_out[2].is_empty());
+    }
+
+    #[test]
+    fn loop_carried_value_is_live_around_the_loop() {
+        let mut s = Shader::new(Stage::Fragment);
+        let (header, body, exit) = (s.add_block(), s.add_block(), s.add_block());
+        let mut b = Builder::new(&mut s, Block(0));
+        let init = b.konst(0);
+        let limit = b.konst(10);
+        s.set_terminator(Block(0), Terminator::Jump(header));
+        // header: i = φ(init, next); branch to exit when i == 0
+        let next = s.new_value();
+        let mut b = Builder::new(&mut s, header);
+        let i = b.phi(&[init, next]);
+        s.set_terminator(header, Terminator::Branch { cond: i, if_zero: true, taken: exit, fallthrough: body });
+        let mut b = Builder::new(&mut s, body);
+        let sum = b.iadd(i, limit);
+        // Rename `sum` to the pre-allocated `next` so the φ argument is defined in the body.
+        let def = s.values[sum.index()].def.unwrap();
+        let dests = s.inst(def).dests;
+        s.get_mut(dests)[0] = next;
+        s.record_defs(def);
+        s.set_terminator(body, Terminator::Jump(header));
+        let live = Liveness::compute(&s);
+        assert!(live.is_live_in(header, limit) && live.is_live_in(body, limit) && live.is_live_out(body, limit));
+        assert!(live.is_live_out(body, next), "φ argument of the back edge");
+        assert!(!live.is_live_in(header, i));
+        assert!(live.is_live_in(body, i));
+        assert!(!live.is_live_in(exit, limit));
+    }
+}

@@ -1,0 +1,674 @@
+//! The scalar SSA IR: Valhall instructions on virtual registers.
+//!
+//! A [`Shader`] is a list of blocks in layout order (block 0 is the entry). Each block holds
+//! instructions and ends in a [`Terminator`]. Every [`Value`] is one 32-bit register's worth of
+//! data, defined by exactly one instruction. An [`Inst`] is either a machine instruction — a
+//! [`valhall::Instr`] template that holds the opcode, instruction modifiers, immediates and flow,
+//! with its operands replaced by IR operands — or one of a few pseudo-instructions
+//! ([`InstKind`]): φ, copy, parallel copy, undef, preload.
+//!
+//! Why machine instructions: lowering recipes, modifier folding, constant folding (through the
+//! emulator's semantics), register allocation and encoding all read the same ISA tables, so
+//! there is no second opcode layer to keep in sync (Cranelift's VCode and Mesa's `bi_instr` make
+//! the same choice).
+//!
+//! Operands:
+//! * a destination is one value (two for a 64-bit destination), listed in [`Inst::dests`];
+//! * a staging operand is a list of values that register allocation places in consecutive
+//!   registers, starting at an even register when there are two or more; written staging
+//!   operands are definitions, read ones are uses;
+//! * a source is a [`Src`]: an [`Operand`] plus the modifier fields of the machine source (neg,
+//!   abs, not, swizzle, widen, lane), interpreted by the source's `SrcInfo`.
+//!
+//! Invariants (checked by [`verify::verify`] after every pass in tests and debug builds): values
+//! are defined once and their definition dominates every use; φs come first in their block and
+//! have one argument per predecessor, in predecessor order; predecessor lists match the
+//! terminators; operand shapes match the machine sources (a 64-bit source reads a pair or a
+//! constant or an even uniform); staging list lengths fit their count fields.
+
+pub mod builder;
+pub mod dom;
+pub mod liveness;
+pub mod text;
+pub mod verify;
+
+use crate::valhall::{self, Instr, Opcode, Special};
+use std::fmt;
+
+/// An SSA value: the content of one 32-bit register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// A basic block; its number is its position in the layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Block(pub u32);
+
+/// An instruction, by its index in [`Shader::insts`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstId(pub u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl Block {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl InstId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+impl fmt::Display for Block {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "block{}", self.0)
+    }
+}
+
+/// A list of values kept in the shader's pool (no allocation per instruction).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ValueList {
+    start: u32,
+    len: u32,
+}
+
+impl ValueList {
+    pub const EMPTY: ValueList = ValueList { start: 0, len: 0 };
+
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// What a source reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// An unused source slot.
+    None,
+    /// A 32-bit value.
+    Value(Value),
+    /// A 64-bit operand (low, high): an even/odd register pair.
+    Pair(Value, Value),
+    /// A 32-bit constant (zero-extended in 64-bit sources). Legalisation turns it into an
+    /// immediate-table entry (possibly with a swizzle or negation) or a register.
+    Const(u32),
+    /// A push-constant word `uN` (N < 128); in a 64-bit source the pair `uN:uN+1` (N even).
+    Uniform(u8),
+    /// A special FAU value such as `lane_id.w0`.
+    Special(Special),
+}
+
+impl Operand {
+    /// The values the operand reads.
+    pub fn values(self) -> impl Iterator<Item = Value> {
+        let (a, b) = match self {
+            Operand::Value(v) => (Some(v), None),
+            Operand::Pair(lo, hi) => (Some(lo), Some(hi)),
+            _ => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
+    pub fn as_value(self) -> Option<Value> {
+        match self {
+            Operand::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn as_const(self) -> Option<u32> {
+        match self {
+            Operand::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+impl From<Value> for Operand {
+    fn from(v: Value) -> Operand {
+        Operand::Value(v)
+    }
+}
+
+/// A source: an operand and the modifier fields of the machine source it fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Src {
+    pub operand: Operand,
+    pub neg: bool,
+    pub abs: bool,
+    pub not: bool,
+    /// Index of the source's 2-bit swizzle field.
+    pub swizzle: u8,
+    /// Index of the source's widen / lanes / half-swizzle / combine field.
+    pub widen: u8,
+    /// Index of the source's lane field.
+    pub lane: u8,
+}
+
+impl Src {
+    pub const NONE: Src =
+        Src { operand: Operand::None, neg: false, abs: false, not: false, swizzle: 0, widen: 0, lane: 0 };
+
+    /// A source with all modifier fields zero (the identity for 32-bit sources).
+    pub fn new(operand: impl Into<Operand>) -> Src {
+        Src { operand: operand.into(), ..Src::NONE }
+    }
+
+    /// A 32-bit constant source.
+    pub fn konst(bits: u32) -> Src {
+        Src::new(Operand::Const(bits))
+    }
+
+    /// An f32 constant source.
+    pub fn f32(value: f32) -> Src {
+        Src::konst(value.to_bits())
+    }
+
+    pub fn neg(mut self) -> Src {
+        self.neg = !self.neg;
+        self
+    }
+
+    pub fn abs(mut self) -> Src {
+        self.abs = true;
+        self.neg = false;
+        self
+    }
+
+    pub fn not(mut self) -> Src {
+        self.not = !self.not;
+        self
+    }
+
+    /// Sets the widen-position field (widen, lanes, half-swizzle or combine index).
+    pub fn widen(mut self, index: u8) -> Src {
+        self.widen = index;
+        self
+    }
+
+    /// Sets the 2-bit swizzle field.
+    pub fn swizzle(mut self, index: u8) -> Src {
+        self.swizzle = index;
+        self
+    }
+
+    /// Sets the lane field.
+    pub fn lane(mut self, index: u8) -> Src {
+        self.lane = index;
+        self
+    }
+
+    /// The machine source with the given base and this source's modifier fields.
+    pub fn to_machine(self, base: valhall::Base) -> valhall::Src {
+        valhall::Src {
+            base,
+            neg: self.neg,
+            abs: self.abs,
+            not: self.not,
+            swizzle: self.swizzle,
+            widen: self.widen,
+            lane: self.lane,
+        }
+    }
+
+    /// The modifier fields of a machine source, with this operand.
+    pub fn from_machine(operand: Operand, src: &valhall::Src) -> Src {
+        Src {
+            operand,
+            neg: src.neg,
+            abs: src.abs,
+            not: src.not,
+            swizzle: src.swizzle,
+            widen: src.widen,
+            lane: src.lane,
+        }
+    }
+
+    /// Whether the source reads its operand unmodified (as a 32-bit value).
+    pub fn is_plain(&self) -> bool {
+        !self.neg && !self.abs && !self.not && self.swizzle == 0 && self.widen == 0 && self.lane == 0
+    }
+}
+
+impl From<Value> for Src {
+    fn from(v: Value) -> Src {
+        Src::new(v)
+    }
+}
+
+/// The kind of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InstKind {
+    /// A machine instruction: `mach.opcode` with IR operands.
+    Machine,
+    /// `dests[0] = φ(args)`, one argument per predecessor, in predecessor order.
+    Phi,
+    /// `dests[0] = srcs[0]` (any operand kind; modifiers must be plain).
+    Copy,
+    /// All `args` are read, then `dests[i] = args[i]`.
+    ParallelCopy,
+    /// `dests[0]` holds an unspecified value.
+    Undef,
+    /// `dests[0]` is the value the hardware preloads into register `r`.
+    Preload(u8),
+}
+
+/// One instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inst {
+    pub kind: InstKind,
+    /// Opcode, instruction modifiers, immediates and flow of a machine instruction. Its operand
+    /// fields (dest, staging, source bases) are ignored until registers are assigned; source
+    /// modifier fields live in [`Inst::srcs`]. For pseudo-instructions it is `NOP`.
+    pub mach: Instr,
+    /// Destination values (one, or two for a 64-bit destination).
+    pub dests: ValueList,
+    /// Staging operands in the order of `mach.info().staging`.
+    pub staging: [ValueList; 2],
+    pub srcs: [Src; 4],
+    /// φ arguments and parallel-copy sources.
+    pub args: ValueList,
+    /// Removed by a pass; skipped by every iteration and dropped by [`Shader::compact`].
+    pub dead: bool,
+}
+
+impl Inst {
+    /// A machine instruction with no operands yet. Only the opcode, flow, modifiers and
+    /// immediates of `mach` are kept; its operand fields are reset to their defaults so that
+    /// equal IR compares equal.
+    pub fn machine(mach: Instr) -> Inst {
+        let mut clean = Instr::new(mach.opcode);
+        clean.flow = mach.flow;
+        clean.mods = mach.mods;
+        clean.imms = mach.imms;
+        Inst {
+            kind: InstKind::Machine,
+            mach: clean,
+            dests: ValueList::EMPTY,
+            staging: [ValueList::EMPTY; 2],
+            srcs: [Src::NONE; 4],
+            args: ValueList::EMPTY,
+            dead: false,
+        }
+    }
+
+    /// A pseudo-instruction.
+    pub fn pseudo(kind: InstKind) -> Inst {
+        Inst { kind, ..Inst::machine(Instr::new(Opcode::NOP)) }
+    }
+
+    pub fn opcode(&self) -> Option<Opcode> {
+        (self.kind == InstKind::Machine).then_some(self.mach.opcode)
+    }
+
+    pub fn is_machine(&self) -> bool {
+        self.kind == InstKind::Machine
+    }
+
+    /// The used sources of a machine instruction (or the copy source).
+    pub fn sources(&self) -> &[Src] {
+        match self.kind {
+            InstKind::Machine => &self.srcs[..self.mach.info().srcs.len()],
+            InstKind::Copy => &self.srcs[..1],
+            _ => &[],
+        }
+    }
+
+    /// Whether staging operand `k` is written (a definition).
+    pub fn staging_is_write(&self, k: usize) -> bool {
+        self.is_machine() && self.mach.info().staging.get(k).is_some_and(|s| s.write)
+    }
+
+    /// Whether the instruction has an effect besides its definitions (it must not be deleted
+    /// even when its results are unused).
+    pub fn has_side_effects(&self) -> bool {
+        if !self.is_machine() {
+            return false;
+        }
+        use Opcode::*;
+        let op = self.mach.opcode;
+        let info = op.info();
+        matches!(
+            op,
+            NOP | BRANCHZ
+                | BRANCHZI
+                | DISCARD_F32
+                | BARRIER
+                | ATEST
+                | ZS_EMIT
+                | BLEND
+                | ST_CVT
+                | ST_TILE
+                | ATOM_I32
+                | ATOM_I64
+                | ATOM1_RETURN_I32
+                | ATOM1_RETURN_I64
+                | ATOM_RETURN_I32
+                | ATOM_RETURN_I64
+        ) || info.name.starts_with("STORE.")
+    }
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Terminator {
+    /// Continue at the block (a fall-through when it is the next block in the layout).
+    Jump(Block),
+    /// Go to `taken` when `cond` is zero (`if_zero`) or non-zero (otherwise), else to
+    /// `fallthrough`.
+    Branch { cond: Value, if_zero: bool, taken: Block, fallthrough: Block },
+    /// The end of the shader.
+    End,
+}
+
+impl Terminator {
+    /// Successor blocks (taken first for branches).
+    pub fn successors(&self) -> impl Iterator<Item = Block> {
+        let (a, b) = match *self {
+            Terminator::Jump(b) => (Some(b), None),
+            Terminator::Branch { taken, fallthrough, .. } => (Some(taken), Some(fallthrough)),
+            Terminator::End => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+}
+
+/// A basic block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockData {
+    pub insts: Vec<InstId>,
+    pub preds: Vec<Block>,
+    pub term: Terminator,
+}
+
+/// The shader stage an IR shader runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    Vertex,
+    Fragment,
+    Compute,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Vertex => "vertex",
+            Stage::Fragment => "fragment",
+            Stage::Compute => "compute",
+        }
+    }
+}
+
+/// What defines a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValueInfo {
+    /// The defining instruction (`None` only transiently, while lowering builds it).
+    pub def: Option<InstId>,
+}
+
+/// A shader in SSA form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shader {
+    pub stage: Stage,
+    /// Blocks in layout order; block 0 is the entry.
+    pub blocks: Vec<BlockData>,
+    pub insts: Vec<Inst>,
+    pub values: Vec<ValueInfo>,
+    pool: Vec<Value>,
+}
+
+impl Shader {
+    /// An empty shader with one (entry) block that ends the shader.
+    pub fn new(stage: Stage) -> Shader {
+        Shader {
+            stage,
+            blocks: vec![BlockData { insts: Vec::new(), preds: Vec::new(), term: Terminator::End }],
+            insts: Vec::new(),
+            values: Vec::new(),
+            pool: Vec::new(),
+        }
+    }
+
+    pub fn entry(&self) -> Block {
+        Block(0)
+    }
+
+    /// A new value without a definition yet.
+    pub fn new_value(&mut self) -> Value {
+        let v = Value(self.values.len() as u32);
+        self.values.push(ValueInfo { def: None });
+        v
+    }
+
+    /// `n` new values.
+    pub fn new_values(&mut self, n: usize) -> ValueList {
+        let start = self.pool.len() as u32;
+        for _ in 0..n {
+            let v = self.new_value();
+            self.pool.push(v);
+        }
+        ValueList { start, len: n as u32 }
+    }
+
+    /// Stores a list of values in the pool.
+    pub fn list(&mut self, values: &[Value]) -> ValueList {
+        let start = self.pool.len() as u32;
+        self.pool.extend_from_slice(values);
+        ValueList { start, len: values.len() as u32 }
+    }
+
+    /// The values of a list.
+    pub fn get(&self, list: ValueList) -> &[Value] {
+        &self.pool[list.start as usize..(list.start + list.len) as usize]
+    }
+
+    /// Mutable access to the values of a list (for renaming).
+    pub fn get_mut(&mut self, list: ValueList) -> &mut [Value] {
+        &mut self.pool[list.start as usize..(list.start + list.len) as usize]
+    }
+
+    /// A new block (appended to the layout) that ends the shader until its terminator is set.
+    pub fn add_block(&mut self) -> Block {
+        self.blocks.push(BlockData { insts: Vec::new(), preds: Vec::new(), term: Terminator::End });
+        Block(self.blocks.len() as u32 - 1)
+    }
+
+    pub fn block(&self, b: Block) -> &BlockData {
+        &self.blocks[b.index()]
+    }
+
+    pub fn block_mut(&mut self, b: Block) -> &mut BlockData {
+        &mut self.blocks[b.index()]
+    }
+
+    pub fn inst(&self, id: InstId) -> &Inst {
+        &self.insts[id.index()]
+    }
+
+    pub fn inst_mut(&mut self, id: InstId) -> &mut Inst {
+        &mut self.insts[id.index()]
+    }
+
+    /// Adds an instruction to the arena (not to a block) and records it as the definition of
+    /// its destinations and written staging values.
+    pub fn add_inst(&mut self, inst: Inst) -> InstId {
+        let id = InstId(self.insts.len() as u32);
+        self.insts.push(inst);
+        self.record_defs(id);
+        id
+    }
+
+    /// Records `id` as the definer of every value it defines.
+    pub fn record_defs(&mut self, id: InstId) {
+        let inst = self.insts[id.index()];
+        for k in 0..self.defs_count(&inst) {
+            let v = self.def_at(&inst, k);
+            self.values[v.index()].def = Some(id);
+        }
+    }
+
+    fn defs_count(&self, inst: &Inst) -> usize {
+        let mut n = inst.dests.len();
+        for k in 0..2 {
+            if inst.staging_is_write(k) {
+                n += inst.staging[k].len();
+            }
+        }
+        n
+    }
+
+    fn def_at(&self, inst: &Inst, mut k: usize) -> Value {
+        if k < inst.dests.len() {
+            return self.get(inst.dests)[k];
+        }
+        k -= inst.dests.len();
+        for s in 0..2 {
+            if inst.staging_is_write(s) {
+                let list = self.get(inst.staging[s]);
+                if k < list.len() {
+                    return list[k];
+                }
+                k -= list.len();
+            }
+        }
+        unreachable!("definition index past the end")
+    }
+
+    /// Calls `f` for every value the instruction defines, in order: destinations, then written
+    /// staging operands.
+    pub fn for_each_def(&self, inst: &Inst, mut f: impl FnMut(Value)) {
+        for &v in self.get(inst.dests) {
+            f(v);
+        }
+        for k in 0..2 {
+            if inst.staging_is_write(k) {
+                for &v in self.get(inst.staging[k]) {
+                    f(v);
+                }
+            }
+        }
+    }
+
+    /// Calls `f` for every value the instruction reads: sources, read staging operands and
+    /// φ/parallel-copy arguments.
+    pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
+        for src in inst.sources() {
+            src.operand.values().for_each(&mut f);
+        }
+        for k in 0..2 {
+            if inst.is_machine() && !inst.staging_is_write(k) {
+                for &v in self.get(inst.staging[k]) {
+                    f(v);
+                }
+            }
+        }
+        for &v in self.get(inst.args) {
+            f(v);
+        }
+    }
+
+    /// Appends an instruction at the end of a block.
+    pub fn push(&mut self, block: Block, inst: Inst) -> InstId {
+        let id = self.add_inst(inst);
+        self.blocks[block.index()].insts.push(id);
+        id
+    }
+
+    /// Sets a block's terminator and records it as a predecessor of its successors. The block
+    /// must not have had a terminator with successors before.
+    pub fn set_terminator(&mut self, block: Block, term: Terminator) {
+        debug_assert!(self.blocks[block.index()].term.successors().next().is_none());
+        self.blocks[block.index()].term = term;
+        for succ in term.successors() {
+            self.blocks[succ.index()].preds.push(block);
+        }
+    }
+
+    /// Successors of a block.
+    pub fn succs(&self, b: Block) -> impl Iterator<Item = Block> {
+        self.blocks[b.index()].term.successors()
+    }
+
+    /// The live (not dead) instructions of a block.
+    pub fn block_insts(&self, b: Block) -> impl Iterator<Item = InstId> + '_ {
+        self.blocks[b.index()].insts.iter().copied().filter(|&i| !self.insts[i.index()].dead)
+    }
+
+    /// Drops dead instructions from the blocks' lists (the arena keeps them).
+    pub fn compact(&mut self) {
+        let insts = &self.insts;
+        for block in &mut self.blocks {
+            block.insts.retain(|i| !insts[i.index()].dead);
+        }
+    }
+
+    /// Replaces every use of each value by its image under `map` (values map to themselves when
+    /// `map` returns `None`). Definitions are unchanged.
+    pub fn rewrite_uses(&mut self, map: impl Fn(Value) -> Option<Operand>) {
+        for b in 0..self.blocks.len() {
+            for i in 0..self.blocks[b].insts.len() {
+                let id = self.blocks[b].insts[i];
+                let mut inst = self.insts[id.index()];
+                if inst.dead {
+                    continue;
+                }
+                let nsrc = inst.sources().len();
+                for src in &mut inst.srcs[..nsrc] {
+                    src.operand = rewrite_operand(src.operand, &map);
+                }
+                for k in 0..2 {
+                    if inst.is_machine() && !inst.staging_is_write(k) {
+                        for v in self.get_mut(inst.staging[k]) {
+                            *v = rewrite_value(*v, &map);
+                        }
+                    }
+                }
+                for v in self.get_mut(inst.args) {
+                    *v = rewrite_value(*v, &map);
+                }
+                self.insts[id.index()] = inst;
+            }
+            if let Terminator::Branch { cond, .. } = &mut self.blocks[b].term {
+                *cond = rewrite_value(*cond, &map);
+            }
+        }
+    }
+
+    /// Number of live instructions.
+    pub fn inst_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.insts.iter().filter(|i| !self.insts[i.index()].dead).count()).sum()
+    }
+}
+
+/// Lists and staging operands must keep naming single values, so a value replaced by a
+/// non-value operand keeps its name there.
+fn rewrite_value(v: Value, map: &impl Fn(Value) -> Option<Operand>) -> Value {
+    match map(v) {
+        Some(Operand::Value(w)) => w,
+        _ => v,
+    }
+}
+
+fn rewrite_operand(op: Operand, map: &impl Fn(Value) -> Option<Operand>) -> Operand {
+    match op {
+        Operand::Value(v) => map(v).unwrap_or(op),
+        Operand::Pair(lo, hi) => Operand::Pair(rewrite_value(lo, map), rewrite_value(hi, map)),
+        other => other,
+    }
+}
