@@ -180,18 +180,21 @@ impl Src {
         Src::konst(value.to_bits())
     }
 
-    pub fn neg(mut self) -> Src {
+    /// Toggles the negate flag.
+    pub fn negated(mut self) -> Src {
         self.neg = !self.neg;
         self
     }
 
-    pub fn abs(mut self) -> Src {
+    /// The absolute value (clears a negation).
+    pub fn absolute(mut self) -> Src {
         self.abs = true;
         self.neg = false;
         self
     }
 
-    pub fn not(mut self) -> Src {
+    /// Toggles the bitwise-not flag.
+    pub fn inverted(mut self) -> Src {
         self.not = !self.not;
         self
     }

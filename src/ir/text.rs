@@ -508,8 +508,8 @@ fn parse_machine(defs: &[Value], head: &str, rest: &str, shader: &mut Shader) ->
     let line = format!("{head} {}", placeholder.join(", "));
     let mach = asm::parse_line(&line).map_err(|e| e.to_string())?;
     let mut inst = Inst { mach: Inst::machine(mach).mach, ..inst };
-    for k in 0..info.srcs.len() {
-        inst.srcs[k] = Src::from_machine(operands[k], &mach.srcs[k]);
+    for (k, operand) in operands.iter().enumerate().take(info.srcs.len()) {
+        inst.srcs[k] = Src::from_machine(*operand, &mach.srcs[k]);
     }
     Ok(inst)
 }
