@@ -1033,6 +1033,18 @@ def semantic_checks(res, proc, decls, imms, insns, legacy_ok, coverage):
         for off in ins.offsets:
             r = Register(off[:-4]) if off[-4] == "." else Register(off)
             lookup(r, ln, "offset")
+        # a call writes whatever the subroutine body writes
+        if ins.name in ("CAL", "CALL") and ins.label is not None:
+            j = ins.label
+            if j < len(insns) and insns[j][1].name == "BGNSUB":
+                j += 1
+                while j < len(insns) and insns[j][1].name != "ENDSUB":
+                    for d in insns[j][1].dst:
+                        if d.reg.file in ("TEMP", "ADDR", "OUT") and d.reg.index.indirect is None:
+                            written.setdefault((d.reg.file, d.reg.index.value), set()).update(d.mask)
+                    j += 1
+            else:
+                res.err(ln, "call target %d is not a BGNSUB" % ins.label)
         # destinations
         for d in ins.dst:
             keys = lookup(d.reg, ln, "destination")
