@@ -1033,6 +1033,12 @@ def semantic_checks(res, proc, decls, imms, insns, legacy_ok, coverage):
         for off in ins.offsets:
             r = Register(off[:-4]) if off[-4] == "." else Register(off)
             lookup(r, ln, "offset")
+        # BUFFER/MEMORY LOAD/STORE: channel c accesses byte address + 4c, so a
+        # mask that does not start at x is almost always a mistake.
+        if ins.name in ("LOAD", "STORE") and ins.dst:
+            r = ins.src[0].reg if ins.name == "LOAD" else ins.dst[0].reg
+            if r.file in ("BUFFER", "MEMORY") and ins.dst[0].mask not in ("x", "xy", "xyz", "xyzw"):
+                res.warn(ln, "%s mask .%s does not start at x (channel c is address + 4c)" % (ins.name, ins.dst[0].mask))
         # a call writes whatever the subroutine body writes
         if ins.name in ("CAL", "CALL") and ins.label is not None:
             j = ins.label
