@@ -874,6 +874,8 @@ def check_file(path, coverage):
             printed.append(line)
             if line.startswith("IMM"):
                 imms.append(None)
+            elif phase == 3:
+                insns.append((ln, None))
     if level != 0:
         res.err(len(lines), "unbalanced IF/LOOP/SUB nesting")
     for ln, (a, b) in enumerate(zip(lines, printed), start=1):
