@@ -103,8 +103,8 @@ SAMPLE_OPS = {"SAMPLE", "SAMPLE_I", "SAMPLE_I_MS", "SAMPLE_B", "SAMPLE_C",
               "SAMPLE_C_LZ", "SAMPLE_D", "SAMPLE_L", "GATHER4"}
 LABEL_OPS = {"IF", "UIF", "ELSE", "BGNLOOP", "ENDLOOP", "CAL",
              "BGNLOOP2", "ENDLOOP2", "CALL"}
-INDENT_AFTER = {"IF", "UIF", "ELSE", "BGNLOOP", "BGNSUB"}
-DEDENT_BEFORE = {"ELSE", "ENDIF", "ENDLOOP", "ENDSUB"}
+INDENT_AFTER = {"IF", "UIF", "ELSE", "BGNLOOP", "BGNSUB", "BGNFOR"}
+DEDENT_BEFORE = {"ELSE", "ENDIF", "ENDLOOP", "ENDSUB", "ENDFOR"}
 
 # Opcodes whose use of implicit derivatives makes them FS-only in practice.
 IMPLICIT_LOD = {"TEX", "TXP", "TXB", "TEX2", "TXB2", "LODQ", "SAMPLE",
