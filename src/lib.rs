@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod diag;
+pub mod emit;
 pub mod exec;
 pub mod ir;
 pub mod tgsi;

@@ -236,6 +236,39 @@ impl Texture {
     }
 }
 
+impl Texture {
+    /// LOD (8.8 fixed point) from explicit derivatives (`TXD`): `ddx`/`ddy` are the (s, t, r)
+    /// derivatives, combined exactly like [`Texture::implicit_lod`] combines the quad's
+    /// differences.
+    pub fn gradient_lod(&self, ddx: [f32; 3], ddy: [f32; 3]) -> i32 {
+        let quad = [[0.0; 3], ddx, ddy, [0.0; 3]];
+        self.implicit_lod(&quad)
+    }
+
+    /// `LODQ`: (LOD clamped to the level range, unclamped LOD) as floats, from the implicit
+    /// 8.8 LOD: `lod = fixed / 256`, `clamped = clamp(lod, 0, levels − 1)`.
+    pub fn query_lod(&self, quad: &[[f32; 3]; 4]) -> (f32, f32) {
+        let lod = self.implicit_lod(quad) as f32 / 256.0;
+        (lod.clamp(0.0, (self.level_count() - 1) as f32), lod)
+    }
+
+    /// `TXQ`: (width, height, depth or layers) of `level`, and the number of levels.
+    /// Cube maps report their face size; arrays report layers in the coordinate after the
+    /// last dimension.
+    pub fn query_size(&self, level: u32) -> [u32; 4] {
+        let (w, h, d) = self.level_size(level);
+        let levels = self.level_count();
+        match (self.dim, self.array) {
+            (Dim::Buffer, _) => [self.width, 0, 0, 1],
+            (Dim::D1, false) => [w, 0, 0, levels],
+            (Dim::D1, true) => [w, self.layers, 0, levels],
+            (Dim::D2 | Dim::Rect | Dim::Cube, false) => [w, h, 0, levels],
+            (Dim::D2 | Dim::Rect | Dim::Cube, true) => [w, h, self.layers, levels],
+            (Dim::D3, _) => [w, h, d, levels],
+        }
+    }
+}
+
 /// Coordinates of one sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SampleCoords {
@@ -371,6 +404,19 @@ mod tests {
         assert_eq!(cube_project(1.0, 1.0, 0.0).0, 0, "ties go to x");
         assert_eq!(cube_project(0.0, 0.0, 1.0).1, 0.5);
         assert_eq!(cube_project(1.0, 0.0, 1.0).1, 0.0, "-z/|x| = -1 → s = 0");
+    }
+
+    #[test]
+    fn gradients_and_queries() {
+        let t = tex2d();
+        assert_eq!(t.gradient_lod([1.0 / 16.0, 0.0, 0.0], [0.0, 4.0 / 16.0, 0.0]), 0x200);
+        let quad = [[0.0, 0.0, 0.0], [0.25, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]];
+        assert_eq!(t.query_lod(&quad), (2.0, 2.0));
+        let far = [[0.0, 0.0, 0.0], [64.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]];
+        assert_eq!(t.query_lod(&far), (4.0, 10.0));
+        assert_eq!(t.query_size(1), [8, 8, 0, 5]);
+        let arr = Texture::default_for(Dim::D2, true, TexelKind::Float, 1);
+        assert_eq!(arr.query_size(0), [16, 16, 4, 5]);
     }
 
     #[test]

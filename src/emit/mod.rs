@@ -1,0 +1,3 @@
+//! Emission: the blob (code and padding), its metadata ([`meta`]) and statistics.
+
+pub mod meta;
