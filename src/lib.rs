@@ -17,5 +17,7 @@ pub mod diag;
 pub mod emit;
 pub mod exec;
 pub mod ir;
+pub mod lower;
+pub mod opt;
 pub mod tgsi;
 pub mod valhall;

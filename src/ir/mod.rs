@@ -653,6 +653,37 @@ impl Shader {
         }
     }
 
+    /// Renumbers the blocks so that they appear in `order` (blocks missing from it follow in
+    /// their old order; repeated entries count once). Block 0 must stay first.
+    pub fn reorder_blocks(&mut self, order: &[Block]) {
+        let n = self.blocks.len();
+        let mut new_index = vec![u32::MAX; n];
+        let mut sequence = Vec::with_capacity(n);
+        for &b in order.iter().chain((0..n as u32).map(Block).collect::<Vec<_>>().iter()) {
+            if new_index[b.index()] == u32::MAX {
+                new_index[b.index()] = sequence.len() as u32;
+                sequence.push(b);
+            }
+        }
+        debug_assert_eq!(sequence.first(), Some(&Block(0)), "the entry block must stay first");
+        let map = |b: Block| Block(new_index[b.index()]);
+        let mut old: Vec<Option<BlockData>> = std::mem::take(&mut self.blocks).into_iter().map(Some).collect();
+        for b in sequence {
+            let mut data = old[b.index()].take().expect("each block once");
+            data.term = match data.term {
+                Terminator::Jump(t) => Terminator::Jump(map(t)),
+                Terminator::Branch { cond, if_zero, taken, fallthrough } => {
+                    Terminator::Branch { cond, if_zero, taken: map(taken), fallthrough: map(fallthrough) }
+                }
+                Terminator::End => Terminator::End,
+            };
+            for p in &mut data.preds {
+                *p = map(*p);
+            }
+            self.blocks.push(data);
+        }
+    }
+
     /// Number of live instructions.
     pub fn inst_count(&self) -> usize {
         self.blocks.iter().map(|b| b.insts.iter().filter(|i| !self.insts[i.index()].dead).count()).sum()

@@ -1,0 +1,239 @@
+//! Float arithmetic, dot products, comparisons, selection, rounding and the legacy float
+//! opcodes (§C.1, §C.2, §C.4, §C.5 of the lowering reference).
+//!
+//! Rounding conventions where TGSI leaves them open (docs/lowering.md, shared with the
+//! interpreter): MAD is fused; DPn is the fused chain `fma(a.x, b.x, fma(a.y, b.y, … a.n·b.n))`
+//! (Mesa's order); LRP is `fma(t, y − x, x)`; MUL is one rounding (`FMA a, b, −0.0`).
+
+use super::Ctx;
+use super::operand::{self, Kind, fsrc, write};
+use crate::ir::builder::NEG_ZERO;
+use crate::ir::{Src, Value};
+use crate::tgsi::ast::Instruction;
+use crate::tgsi::opcodes::Opcode;
+use crate::valhall::tables::{Condition, ResultType, RoundMode};
+
+/// Lowers `inst` if it belongs to this family; returns whether it did.
+pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
+    match opcode {
+        Opcode::Mov => componentwise(ctx, inst, |ctx, s| plain_value(ctx, s[0]), 1),
+        Opcode::Add => componentwise(ctx, inst, |ctx, s| ctx.builder().fadd(s[0], s[1]), 2),
+        Opcode::Sub => componentwise(ctx, inst, |ctx, s| ctx.builder().fadd(s[0], s[1].negated()), 2),
+        Opcode::Mul => componentwise(ctx, inst, |ctx, s| ctx.builder().fmul(s[0], s[1]), 2),
+        Opcode::Mad | Opcode::Fma => componentwise(ctx, inst, |ctx, s| ctx.builder().fma(s[0], s[1], s[2]), 3),
+        Opcode::Min => componentwise(ctx, inst, |ctx, s| ctx.builder().fmin(s[0], s[1]), 2),
+        Opcode::Max => componentwise(ctx, inst, |ctx, s| ctx.builder().fmax(s[0], s[1]), 2),
+        Opcode::Abs => componentwise(ctx, inst, |ctx, s| ctx.builder().fadd(s[0].absolute(), Src::konst(NEG_ZERO)), 1),
+        Opcode::Clamp => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                let lo = ctx.builder().fmax(s[0], s[1]);
+                ctx.builder().fmin(lo, s[2])
+            },
+            3,
+        ),
+        Opcode::Lrp => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                // s0·s1 + (1 − s0)·s2 = s2 + s0·(s1 − s2)
+                let diff = ctx.builder().fadd(s[1], s[2].negated());
+                ctx.builder().fma(s[0], diff, s[2])
+            },
+            3,
+        ),
+        Opcode::Dp2 => dot(ctx, inst, 2, None),
+        Opcode::Dp3 => dot(ctx, inst, 3, None),
+        Opcode::Dp4 => dot(ctx, inst, 4, None),
+        Opcode::Dph => {
+            // DP3 plus src1.w.
+            let w = fsrc(ctx, inst, 1, 3);
+            dot(ctx, inst, 3, Some(w))
+        }
+        Opcode::Dp2a => {
+            let add = fsrc(ctx, inst, 2, 0);
+            dot(ctx, inst, 2, Some(add))
+        }
+        Opcode::Slt => compare(ctx, inst, Condition::Lt, false, ResultType::F1),
+        Opcode::Sge => compare(ctx, inst, Condition::Ge, false, ResultType::F1),
+        Opcode::Seq => compare(ctx, inst, Condition::Eq, false, ResultType::F1),
+        Opcode::Sne => compare(ctx, inst, Condition::Ne, false, ResultType::F1),
+        Opcode::Sgt => compare(ctx, inst, Condition::Lt, true, ResultType::F1),
+        Opcode::Sle => compare(ctx, inst, Condition::Ge, true, ResultType::F1),
+        Opcode::Fslt => compare(ctx, inst, Condition::Lt, false, ResultType::M1),
+        Opcode::Fsge => compare(ctx, inst, Condition::Ge, false, ResultType::M1),
+        Opcode::Fseq => compare(ctx, inst, Condition::Eq, false, ResultType::M1),
+        Opcode::Fsne => compare(ctx, inst, Condition::Ne, false, ResultType::M1),
+        Opcode::Sfl => constant_result(ctx, inst, 0.0),
+        Opcode::Str => constant_result(ctx, inst, 1.0),
+        Opcode::Cmp => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                // (a < 0) ? b : c
+                let a = operand::apply_float_mods(ctx, s[0]);
+                let (b, c) = (operand::apply_float_mods(ctx, s[1]), operand::apply_float_mods(ctx, s[2]));
+                ctx.builder().csel_f32(Condition::Lt, a, Src::konst(0), b, c)
+            },
+            3,
+        ),
+        Opcode::Cnd => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                // (c > 0.5) ? a : b
+                let c = operand::apply_float_mods(ctx, s[2]);
+                let (a, b) = (operand::apply_float_mods(ctx, s[0]), operand::apply_float_mods(ctx, s[1]));
+                ctx.builder().csel_f32(Condition::Gt, c, Src::f32(0.5), a, b)
+            },
+            3,
+        ),
+        Opcode::Cnd0 => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                // (c >= 0) ? a : b
+                let c = operand::apply_float_mods(ctx, s[2]);
+                let (a, b) = (operand::apply_float_mods(ctx, s[0]), operand::apply_float_mods(ctx, s[1]));
+                ctx.builder().csel_f32(Condition::Ge, c, Src::konst(0), a, b)
+            },
+            3,
+        ),
+        Opcode::Ssg => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                let pos = ctx.builder().fcmp(Condition::Lt, Src::konst(0), s[0], ResultType::F1);
+                let neg = ctx.builder().fcmp(Condition::Lt, s[0], Src::konst(0), ResultType::F1);
+                ctx.builder().fadd(pos, Src::new(neg).negated())
+            },
+            1,
+        ),
+        Opcode::Flr => round(ctx, inst, RoundMode::Rtn),
+        Opcode::Ceil => round(ctx, inst, RoundMode::Rtp),
+        Opcode::Trunc => round(ctx, inst, RoundMode::Rtz),
+        Opcode::Round => round(ctx, inst, RoundMode::Rte),
+        Opcode::Frc => componentwise(
+            ctx,
+            inst,
+            |ctx, s| {
+                let floor = ctx.builder().fround(s[0], RoundMode::Rtn);
+                ctx.builder().fadd(s[0], Src::new(floor).negated())
+            },
+            1,
+        ),
+        Opcode::Arl => to_address(ctx, inst, Some(RoundMode::Rtn)),
+        Opcode::Arr => to_address(ctx, inst, Some(RoundMode::Rte)),
+        Opcode::Uarl => to_address(ctx, inst, None),
+        Opcode::Xpd => cross(ctx, inst),
+        _ => return false,
+    }
+    true
+}
+
+/// A value equal to the source with its float modifiers applied (a copy for constants).
+fn plain_value(ctx: &mut Ctx, src: Src) -> Value {
+    operand::to_value(ctx, src)
+}
+
+/// Lowers a component-wise float opcode with `n` sources: `f` computes one channel from the
+/// channel's sources (modifiers kept on the sources).
+pub fn componentwise(ctx: &mut Ctx, inst: &Instruction, f: impl Fn(&mut Ctx, &[Src]) -> Value, n: usize) {
+    let mut out = [None; 4];
+    let mask = inst.dst[0].write_mask;
+    for c in mask.components() {
+        let srcs: Vec<Src> = (0..n).map(|k| fsrc(ctx, inst, k, c.index())).collect();
+        out[c.index()] = Some(f(ctx, &srcs));
+    }
+    write(ctx, inst, 0, out, Kind::Float);
+}
+
+/// Writes one value to every enabled channel (replicated-scalar opcodes).
+pub fn replicate(ctx: &mut Ctx, inst: &Instruction, value: Value, kind: Kind) {
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        out[c.index()] = Some(value);
+    }
+    write(ctx, inst, 0, out, kind);
+}
+
+fn constant_result(ctx: &mut Ctx, inst: &Instruction, value: f32) {
+    let v = ctx.builder().konst(value.to_bits());
+    replicate(ctx, inst, v, Kind::Float);
+}
+
+/// `DPn`: `fma(a.x, b.x, fma(a.y, b.y, … a.n·b.n))`, plus `add` at the innermost step.
+fn dot(ctx: &mut Ctx, inst: &Instruction, n: usize, add: Option<Src>) {
+    let mut acc: Option<Value> = None;
+    for c in (0..n).rev() {
+        let a = fsrc(ctx, inst, 0, c);
+        let b = fsrc(ctx, inst, 1, c);
+        let addend = match (acc, add) {
+            (Some(v), _) => Src::new(v),
+            (None, Some(extra)) => extra,
+            (None, None) => Src::konst(NEG_ZERO),
+        };
+        acc = Some(ctx.builder().fma(a, b, addend));
+    }
+    let value = acc.expect("n >= 2");
+    replicate(ctx, inst, value, Kind::Float);
+}
+
+/// Float comparisons: `.f1` (1.0/0.0) for SLT & co., `.m1` (~0/0) for FSLT & co.
+fn compare(ctx: &mut Ctx, inst: &Instruction, cond: Condition, swap: bool, result: ResultType) {
+    let kind = if result == ResultType::F1 { Kind::Float } else { Kind::Int };
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        let (mut a, mut b) = (fsrc(ctx, inst, 0, c.index()), fsrc(ctx, inst, 1, c.index()));
+        if swap {
+            std::mem::swap(&mut a, &mut b);
+        }
+        out[c.index()] = Some(ctx.builder().fcmp(cond, a, b, result));
+    }
+    write(ctx, inst, 0, out, kind);
+}
+
+fn round(ctx: &mut Ctx, inst: &Instruction, mode: RoundMode) {
+    componentwise(ctx, inst, |ctx, s| ctx.builder().fround(s[0], mode), 1);
+}
+
+/// ARL (floor), ARR (round to nearest even), UARL (already an integer) into an address register.
+fn to_address(ctx: &mut Ctx, inst: &Instruction, mode: Option<RoundMode>) {
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        let v = match mode {
+            Some(mode) => {
+                let x = fsrc(ctx, inst, 0, c.index());
+                let rounded = ctx.builder().fround(x, mode);
+                ctx.builder().f2i(true, rounded, RoundMode::Rtz)
+            }
+            None => {
+                let x = operand::isrc(ctx, inst, 0, c.index());
+                operand::to_value(ctx, x)
+            }
+        };
+        out[c.index()] = Some(v);
+    }
+    write(ctx, inst, 0, out, Kind::Int);
+}
+
+/// Legacy XPD: the cross product in xyz (`x = s0.y·s1.z − s1.y·s0.z`, …), 1.0 in w.
+fn cross(ctx: &mut Ctx, inst: &Instruction) {
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        let i = c.index();
+        out[i] = Some(if i == 3 {
+            ctx.builder().konst(1.0f32.to_bits())
+        } else {
+            let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+            let a_j = fsrc(ctx, inst, 0, j);
+            let b_k = fsrc(ctx, inst, 1, k);
+            let b_j = fsrc(ctx, inst, 1, j);
+            let a_k = fsrc(ctx, inst, 0, k);
+            let t = ctx.builder().fmul(b_j, a_k);
+            ctx.builder().fma(a_j, b_k, Src::new(t).negated())
+        });
+    }
+    write(ctx, inst, 0, out, Kind::Float);
+}

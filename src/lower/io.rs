@@ -1,0 +1,877 @@
+//! The per-stage ABI (docs/metadata.md): inputs, system values, constants, outputs, kill and
+//! barriers, and the metadata that describes them.
+
+use super::Ctx;
+use super::operand;
+use crate::emit::meta::{self, FauSource, FauWord};
+use crate::ir::{Operand, Src, Stage, Value};
+use crate::tgsi::ast::{
+    Declaration, File, Instruction, Interpolation, Location, PixelCenter, PropertyName, PropertyValue, Register,
+    SemanticName,
+};
+use crate::tgsi::opcodes::Opcode;
+use crate::valhall::tables::{
+    Condition, MemoryAccess, RegisterFormat, ResultType, SampleMode, Slot, SourceFormat, UpdateMode, VectorSize,
+};
+use crate::valhall::{Instr, Opcode as Op, Special};
+use std::collections::{BTreeMap, HashMap};
+
+/// Number of 32-bit FAU words the hardware provides.
+pub const FAU_WORDS: usize = 128;
+
+/// The push-constant (FAU) table being built: which word holds what.
+#[derive(Clone, Debug, Default)]
+pub struct FauLayout {
+    words: Vec<Option<FauSource>>,
+    /// First word of each 4-word group (a constant vec4 or a sysval vec4).
+    groups: HashMap<GroupKey, u8>,
+    literals: HashMap<(u32, u32), u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum GroupKey {
+    Constant(u32, u32),
+    Sysval(&'static str),
+    /// Two sysvals interleaved component by component (scale.x, offset.x, scale.y, …) so that
+    /// one instruction can read a pair from one 64-bit slot.
+    Interleaved(&'static str, &'static str),
+}
+
+impl FauLayout {
+    fn alloc(&mut self, n: usize, align: usize) -> Option<u8> {
+        let start = self.words.len().div_ceil(align) * align;
+        if start + n > FAU_WORDS {
+            return None;
+        }
+        self.words.resize(start + n, None);
+        Some(start as u8)
+    }
+
+    fn group(&mut self, key: GroupKey, size: usize) -> Option<u8> {
+        if let Some(&w) = self.groups.get(&key) {
+            return Some(w);
+        }
+        let w = self.alloc(size, 4)?;
+        self.groups.insert(key, w);
+        Some(w)
+    }
+
+    /// The word holding `CONST[buffer][index].component` (None when the table is full).
+    pub fn constant(&mut self, buffer: u32, index: u32, component: u32) -> Option<u8> {
+        let base = self.group(GroupKey::Constant(buffer, index), 4)?;
+        let w = base + component as u8;
+        self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        Some(w)
+    }
+
+    /// The word holding component `component` of a sysval vec4.
+    pub fn sysval(&mut self, name: &'static str, component: u32) -> Option<u8> {
+        let base = self.group(GroupKey::Sysval(name), 4)?;
+        let w = base + component as u8;
+        self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        Some(w)
+    }
+
+    /// The even word of the 64-bit slot holding `(a.c, b.c)`.
+    pub fn sysval_pair(&mut self, a: &'static str, b: &'static str, component: u32) -> Option<u8> {
+        let base = self.group(GroupKey::Interleaved(a, b), 8)?;
+        let w = base + 2 * component as u8;
+        self.words[w as usize] = Some(FauSource::Sysval { name: a.to_string(), component });
+        self.words[w as usize + 1] = Some(FauSource::Sysval { name: b.to_string(), component });
+        Some(w)
+    }
+
+    /// The even word of a 64-bit slot holding the literal pair `(lo, hi)`.
+    pub fn literal_pair(&mut self, lo: u32, hi: u32) -> Option<u8> {
+        if let Some(&w) = self.literals.get(&(lo, hi)) {
+            return Some(w);
+        }
+        let w = self.alloc(2, 2)?;
+        self.words[w as usize] = Some(FauSource::Literal { value: lo });
+        self.words[w as usize + 1] = Some(FauSource::Literal { value: hi });
+        self.literals.insert((lo, hi), w);
+        Some(w)
+    }
+
+    /// The words in use, for the metadata.
+    pub fn to_meta(&self) -> Vec<FauWord> {
+        self.words
+            .iter()
+            .enumerate()
+            .filter_map(|(w, s)| s.clone().map(|source| FauWord { word: w as u32, source }))
+            .collect()
+    }
+}
+
+/// Input values loaded so far, preloads, and the metadata being collected.
+#[derive(Debug, Default)]
+pub struct IoState {
+    /// Loaded `IN[i]` components.
+    inputs: HashMap<i64, [Value; 4]>,
+    /// Loaded `SV[i]` components.
+    system_values: HashMap<i64, [Value; 4]>,
+    preloads: HashMap<u8, Value>,
+    /// Constant vec4s loaded from UBOs when the FAU table is full: (buffer, index) → values.
+    loaded_constants: HashMap<(u32, u32), [Value; 4]>,
+    pub flags: meta::Flags,
+    pub attributes: Vec<meta::Attribute>,
+    pub varyings: Vec<meta::Varying>,
+    pub outputs: Vec<meta::Output>,
+    pub system_value_meta: Vec<meta::SystemValue>,
+    pub textures: BTreeMap<u32, meta::TextureBinding>,
+    pub ubos: std::collections::BTreeSet<u32>,
+}
+
+/// The declaration covering register `index` of `file`.
+fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declaration> {
+    ctx.program.declarations().find(|d| d.file == file && (i64::from(d.first)..=i64::from(d.last)).contains(&index))
+}
+
+/// The value the hardware preloads into `reg`.
+pub fn preload(ctx: &mut Ctx, reg: u8) -> Value {
+    if let Some(&v) = ctx.io.preloads.get(&reg) {
+        return v;
+    }
+    let v = ctx.entry_builder().preload(reg);
+    ctx.io.preloads.insert(reg, v);
+    v
+}
+
+/// Nothing is loaded eagerly: inputs and system values are loaded into the entry block on
+/// first use, so unused declarations cost nothing.
+pub fn prologue(ctx: &mut Ctx) {
+    if ctx.stage == Stage::Fragment {
+        // The coverage mask and the varying context are always preloaded on v9+.
+        preload(ctx, 60);
+        preload(ctx, 61);
+    }
+}
+
+// ---- Constants --------------------------------------------------------------------------------
+
+/// Component `c` of a `CONST` register: a push word when the address is constant and the
+/// table has room, else a load from the UBO.
+pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
+    let buffer_direct = reg.dimension.is_none_or(|d| d.indirect.is_none());
+    let buffer = reg.dimension.map_or(0, |d| d.value.max(0) as u32);
+    if buffer_direct && reg.index.indirect.is_none() {
+        let index = reg.index.value.max(0) as u32;
+        if let Some(w) = ctx.fau.constant(buffer, index, c as u32) {
+            return Operand::Uniform(w);
+        }
+        let values = match ctx.io.loaded_constants.get(&(buffer, index)) {
+            Some(&v) => v,
+            None => {
+                let offset = ctx.entry_builder().konst(16 * index);
+                let v = load_ubo_vec4(ctx, true, buffer, Src::new(offset), Src::konst(buffer));
+                ctx.io.loaded_constants.insert((buffer, index), v);
+                v
+            }
+        };
+        return Operand::Value(values[c]);
+    }
+    // Indirect: byte offset = 16 · index.
+    let idx = operand::address(ctx, &reg.index);
+    let offset = ctx.builder().shl(idx, Src::konst(4));
+    let handle = match reg.dimension {
+        Some(d) if d.indirect.is_some() => Src::new(operand::address(ctx, &d)),
+        _ => Src::konst(buffer),
+    };
+    if let Operand::Const(b) = handle.operand {
+        ctx.io.ubos.insert(b);
+    }
+    let values = load_ubo_vec4(ctx, false, buffer, Src::new(offset), handle);
+    Operand::Value(values[c])
+}
+
+/// `LD_BUFFER.i128.unsigned` of 16 bytes at `offset` of the UBO `handle` (table 0).
+fn load_ubo_vec4(ctx: &mut Ctx, in_entry: bool, buffer: u32, offset: Src, handle: Src) -> [Value; 4] {
+    ctx.io.ubos.insert(buffer);
+    let mut mach = Instr::new(Op::LD_BUFFER_I128);
+    let _ = mach.set_flag("unsigned", true);
+    let _ = mach.set_slot(Slot::Slot0);
+    let list = if in_entry {
+        ctx.entry_builder().message(mach, &[offset, handle], &[], 4)
+    } else {
+        ctx.builder().message(mach, &[offset, handle], &[], 4)
+    };
+    let values = ctx.shader.get(list);
+    [values[0], values[1], values[2], values[3]]
+}
+
+// ---- Inputs -----------------------------------------------------------------------------------
+
+/// Component `c` of an `IN` register.
+pub fn input(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
+    if reg.index.indirect.is_some() || reg.dimension.is_some_and(|d| d.indirect.is_some()) {
+        let (first, last) = operand::array_range(ctx, File::Input, &reg.index);
+        let idx = operand::address(ctx, &reg.index);
+        let elements: Vec<Operand> = (first..=last).map(|i| Operand::Value(input_vec4(ctx, i)[c])).collect();
+        return Operand::Value(operand::select_chain(ctx, idx, first, &elements));
+    }
+    Operand::Value(input_vec4(ctx, i64::from(reg.index.value))[c])
+}
+
+fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
+    if let Some(&v) = ctx.io.inputs.get(&index) {
+        return v;
+    }
+    let values = match ctx.stage {
+        Stage::Vertex => load_attribute(ctx, index),
+        Stage::Fragment => load_fragment_input(ctx, index),
+        Stage::Compute => {
+            ctx.unsupported("reading IN in a compute shader", "compute shaders have no inputs; use SV or memory");
+            let zero = ctx.entry_builder().konst(0);
+            [zero; 4]
+        }
+    };
+    ctx.io.inputs.insert(index, values);
+    values
+}
+
+fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
+    let vertex_id = preload(ctx, 60);
+    let instance_id = preload(ctx, 61);
+    let mut mach = Instr::new(Op::LD_ATTR_IMM);
+    let _ = mach.set_vector_size(VectorSize::V4);
+    let _ = mach.set_register_format(RegisterFormat::F32);
+    let _ = mach.set_slot(Slot::Slot0);
+    let _ = mach.set_imm("index", index);
+    let _ = mach.set_imm("table", 1);
+    if !(0..16).contains(&index) {
+        ctx.unsupported("an attribute index above 15", "attribute loads use the 4-bit immediate index");
+    }
+    let list = ctx.entry_builder().message(mach, &[Src::new(vertex_id), Src::new(instance_id)], &[], 4);
+    ctx.io.attributes.push(meta::Attribute {
+        index: index as u32,
+        register: format!("IN[{index}]"),
+        format: "f32".into(),
+        components: 4,
+    });
+    let v = ctx.shader.get(list);
+    [v[0], v[1], v[2], v[3]]
+}
+
+/// Mesa's varying slot of a non-generic semantic (`None` for GENERIC and for semantics that
+/// are not varyings).
+fn fixed_slot(name: SemanticName, index: u32) -> Option<u32> {
+    Some(match name {
+        SemanticName::Color => 1 + index.min(1),
+        SemanticName::Fog => 3,
+        SemanticName::Texcoord => 4 + index.min(7),
+        SemanticName::Bcolor => 13 + index.min(1),
+        SemanticName::Edgeflag => 15,
+        SemanticName::Clipvertex => 16,
+        SemanticName::Clipdist => 17 + index.min(1),
+        SemanticName::PrimId => 21,
+        SemanticName::ViewportIndex => 23,
+        SemanticName::Pcoord => 25,
+        _ => return None,
+    })
+}
+
+/// Byte offsets of the varyings: fixed slots first in slot order, then GENERIC[n].
+fn varying_offset(fixed: &[u32], semantic: SemanticName, index: u32) -> Option<u32> {
+    if semantic == SemanticName::Generic {
+        return Some(16 * (fixed.len() as u32 + index));
+    }
+    let slot = fixed_slot(semantic, index)?;
+    Some(16 * fixed.iter().filter(|&&s| s < slot).count() as u32)
+}
+
+/// The fixed slots of the varying declarations of `file`.
+fn fixed_slots(ctx: &Ctx, file: File) -> Vec<u32> {
+    let mut slots: Vec<u32> = ctx
+        .program
+        .declarations()
+        .filter(|d| d.file == file)
+        .filter_map(|d| d.semantic.as_ref())
+        .filter_map(|s| fixed_slot(s.name, s.index))
+        .collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots
+}
+
+fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
+    let decl = declaration(ctx, File::Input, index).cloned();
+    let Some(decl) = decl else {
+        ctx.unsupported("an undeclared input", "fragment inputs need a declaration with a semantic");
+        let zero = ctx.entry_builder().konst(0);
+        return [zero; 4];
+    };
+    let semantic = decl.semantic.clone();
+    let (name, sem_index) = semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
+    // Registers of a range share the semantic with consecutive indices.
+    let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
+    match name {
+        SemanticName::Position => return frag_coord(ctx),
+        SemanticName::Face => {
+            ctx.io.flags.reads_face = true;
+            let flags = preload(ctx, 58);
+            let face = ctx.entry_builder().csel(
+                false,
+                Condition::Eq,
+                Src::new(flags),
+                Src::konst(0),
+                Src::f32(1.0),
+                Src::f32(-1.0),
+            );
+            let zero = ctx.entry_builder().konst(0);
+            let one = ctx.entry_builder().konst(1.0f32.to_bits());
+            ctx.io.system_value_meta.push(meta::SystemValue {
+                register: format!("IN[{index}]"),
+                semantic: "FACE".into(),
+                source: "preload".into(),
+            });
+            return [face, zero, zero, one];
+        }
+        SemanticName::Pcoord => {
+            let list = load_var_special(ctx, 0, 2);
+            let v = ctx.shader.get(list).to_vec();
+            let zero = ctx.entry_builder().konst(0);
+            let one = ctx.entry_builder().konst(1.0f32.to_bits());
+            return [v[0], v[1], zero, one];
+        }
+        _ => {}
+    }
+    let fixed = fixed_slots(ctx, File::Input);
+    let Some(offset) = varying_offset(&fixed, name, sem_index) else {
+        ctx.unsupported(&format!("a fragment input with semantic {}", name.name()), "it is not a varying");
+        let zero = ctx.entry_builder().konst(0);
+        return [zero; 4];
+    };
+    let interpolation = decl.interpolation.unwrap_or(Interpolation::Perspective);
+    let location = decl.location.unwrap_or(Location::Center);
+    let context = preload(ctx, 61);
+    let flat = interpolation == Interpolation::Constant;
+    let mut mach = Instr::new(if offset < 256 { Op::LD_VAR_BUF_IMM_F32 } else { Op::LD_VAR_BUF_F32 });
+    let _ = mach.set_slot(Slot::Slot0);
+    let _ = mach.set_vector_size(VectorSize::V4);
+    let _ = mach.set("source_format", if flat { SourceFormat::SrcFlat32 } else { SourceFormat::SrcF32 });
+    let _ = mach.set(
+        "sample_mode",
+        match location {
+            Location::Center => SampleMode::Center,
+            Location::Centroid => SampleMode::Centroid,
+            Location::Sample => SampleMode::Sample,
+        },
+    );
+    let _ = mach.set("update_mode", UpdateMode::Store);
+    let list = if offset < 256 {
+        let _ = mach.set_imm("index", i64::from(offset));
+        ctx.entry_builder().message(mach, &[Src::new(context)], &[], 4)
+    } else {
+        let off = ctx.entry_builder().konst(offset);
+        ctx.entry_builder().message(mach, &[Src::new(context), Src::new(off)], &[], 4)
+    };
+    let mut values: [Value; 4] = {
+        let v = ctx.shader.get(list);
+        [v[0], v[1], v[2], v[3]]
+    };
+    if interpolation == Interpolation::Linear {
+        // No linear interpolation in hardware: the vertex shader multiplied by clip w, the
+        // loaded value is multiplied by frag_w (1 / clip w) here.
+        let w = frag_w(ctx);
+        for v in &mut values {
+            *v = ctx.entry_builder().fmul(*v, w);
+        }
+    }
+    ctx.io.varyings.push(meta::Varying {
+        register: format!("IN[{index}]"),
+        semantic: semantic_text(name, sem_index),
+        offset,
+        components: 4,
+        interpolation: match interpolation {
+            Interpolation::Constant => "flat",
+            Interpolation::Linear => "linear",
+            Interpolation::Perspective | Interpolation::Color => "perspective",
+        }
+        .into(),
+        location: location.name().to_ascii_lowercase(),
+    });
+    values
+}
+
+fn semantic_text(name: SemanticName, index: u32) -> String {
+    if index != 0 || matches!(name, SemanticName::Generic | SemanticName::Texcoord) {
+        format!("{}[{index}]", name.name())
+    } else {
+        name.name().to_string()
+    }
+}
+
+/// `LD_VAR_SPECIAL` of `count` components of special varying `index` (0 point coord, 2 frag w,
+/// 3 frag z).
+fn load_var_special(ctx: &mut Ctx, index: i64, count: usize) -> crate::ir::ValueList {
+    let context = preload(ctx, 61);
+    let mut mach = Instr::new(Op::LD_VAR_SPECIAL);
+    let _ = mach.set_slot(Slot::Slot0);
+    if count == 2 {
+        let _ = mach.set_vector_size(VectorSize::V2);
+    }
+    let _ = mach.set_register_format(RegisterFormat::F32);
+    let _ = mach.set("sample_mode", SampleMode::Center);
+    let _ = mach.set("update_mode", UpdateMode::Clobber);
+    let _ = mach.set_imm("index", index);
+    let source = if index == 0 { Src::konst(0) } else { Src::new(context) };
+    ctx.entry_builder().message(mach, &[source], &[], count)
+}
+
+fn frag_w(ctx: &mut Ctx) -> Value {
+    let list = load_var_special(ctx, 2, 1);
+    ctx.shader.get(list)[0]
+}
+
+/// gl_FragCoord: pixel x, y (+0.5 unless the shader asks for integer centres), z, w.
+fn frag_coord(ctx: &mut Ctx) -> [Value; 4] {
+    ctx.io.flags.reads_frag_coord = true;
+    let pixel = preload(ctx, 59);
+    let integer_centers = ctx.program.property(PropertyName::FsCoordPixelCenter)
+        == Some(PropertyValue::PixelCenter(PixelCenter::Integer));
+    let mut xy = [pixel; 2];
+    for (c, v) in xy.iter_mut().enumerate() {
+        // U16_TO_F32 reads one 16-bit half: h00 (index 0) low, h10 (index 1) high.
+        let f = ctx.entry_builder().op(Op::U16_TO_F32, &[Src::new(pixel).swizzle(c as u8)]);
+        *v = if integer_centers { f } else { ctx.entry_builder().fadd(f, Src::f32(0.5)) };
+    }
+    let z = {
+        let list = load_var_special(ctx, 3, 1);
+        ctx.shader.get(list)[0]
+    };
+    let w = frag_w(ctx);
+    [xy[0], xy[1], z, w]
+}
+
+// ---- System values ----------------------------------------------------------------------------
+
+/// Component `c` of an `SV` register.
+pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
+    let index = i64::from(reg.index.value);
+    if let Some(&v) = ctx.io.system_values.get(&index) {
+        return Operand::Value(v[c]);
+    }
+    let Some(decl) = declaration(ctx, File::SystemValue, index) else {
+        ctx.unsupported("an undeclared system value", "SV registers need a declaration with a semantic");
+        return Operand::Const(0);
+    };
+    let name = decl.semantic.as_ref().map_or(SemanticName::Generic, |s| s.name);
+    let values = load_system_value(ctx, name);
+    let source = match name {
+        SemanticName::GridSize | SemanticName::BlockSize | SemanticName::Basevertex | SemanticName::Baseinstance => {
+            "sysval"
+        }
+        SemanticName::Drawid if ctx.options.gpu.arch < 10 => "sysval",
+        _ => "preload",
+    };
+    ctx.io.system_value_meta.push(meta::SystemValue {
+        register: format!("SV[{index}]"),
+        semantic: name.name().into(),
+        source: source.into(),
+    });
+    match values {
+        Some(v) => {
+            ctx.io.system_values.insert(index, v);
+            Operand::Value(v[c])
+        }
+        None => {
+            ctx.unsupported(&format!("system value {}", name.name()), "it is not available in this stage");
+            Operand::Const(0)
+        }
+    }
+}
+
+fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
+    let zero = ctx.entry_builder().konst(0);
+    let b = |ctx: &mut Ctx, op: Op, src: Src| ctx.entry_builder().op(op, &[src]);
+    Some(match (ctx.stage, name) {
+        (Stage::Compute, SemanticName::ThreadId) => {
+            let r55 = preload(ctx, 55);
+            let r56 = preload(ctx, 56);
+            let x = b(ctx, Op::U16_TO_U32, Src::new(r55).swizzle(0));
+            let y = b(ctx, Op::U16_TO_U32, Src::new(r55).swizzle(1));
+            let z = b(ctx, Op::U16_TO_U32, Src::new(r56).swizzle(0));
+            [x, y, z, zero]
+        }
+        (Stage::Compute, SemanticName::BlockId) => [preload(ctx, 57), preload(ctx, 58), preload(ctx, 59), zero],
+        (Stage::Compute, SemanticName::GridSize) => sysval_vec3(ctx, "num_workgroups", zero),
+        (Stage::Compute, SemanticName::BlockSize) => {
+            let fixed =
+                [PropertyName::CsFixedBlockWidth, PropertyName::CsFixedBlockHeight, PropertyName::CsFixedBlockDepth]
+                    .map(|p| match ctx.program.property(p) {
+                        Some(PropertyValue::Uint(v)) => Some(v),
+                        _ => None,
+                    });
+            if let [Some(x), Some(y), Some(z)] = fixed {
+                let mut e = ctx.entry_builder();
+                [e.konst(x), e.konst(y), e.konst(z), zero]
+            } else {
+                sysval_vec3(ctx, "workgroup_size", zero)
+            }
+        }
+        (Stage::Vertex, SemanticName::Vertexid) => [preload(ctx, 60), zero, zero, zero],
+        (Stage::Vertex, SemanticName::Instanceid) => [preload(ctx, 61), zero, zero, zero],
+        (Stage::Vertex, SemanticName::VertexidNobase) => {
+            let id = preload(ctx, 60);
+            let base = sysval_vec3(ctx, "first_vertex", zero)[0];
+            let v = ctx.entry_builder().isub(id, base);
+            [v, zero, zero, zero]
+        }
+        (Stage::Vertex, SemanticName::Basevertex) => [sysval_vec3(ctx, "first_vertex", zero)[0], zero, zero, zero],
+        (Stage::Vertex, SemanticName::Baseinstance) => [sysval_vec3(ctx, "base_instance", zero)[0], zero, zero, zero],
+        (Stage::Vertex, SemanticName::Drawid) if ctx.options.gpu.arch >= 10 => [preload(ctx, 62), zero, zero, zero],
+        (Stage::Vertex, SemanticName::Drawid) => [sysval_vec3(ctx, "draw_id", zero)[0], zero, zero, zero],
+        (Stage::Fragment, SemanticName::Sampleid) => {
+            let r61 = preload(ctx, 61);
+            // (r61 >> 16) & 0x1F
+            let shifted = ctx.entry_builder().shr(false, r61, Src::konst(16));
+            let id = ctx.entry_builder().and(shifted, Src::konst(0x1F));
+            [id, zero, zero, zero]
+        }
+        (Stage::Fragment, SemanticName::Samplemask) => {
+            let r61 = preload(ctx, 61);
+            let mask = b(ctx, Op::U16_TO_U32, Src::new(r61).swizzle(0));
+            [mask, zero, zero, zero]
+        }
+        (Stage::Fragment, SemanticName::Face) => {
+            ctx.io.flags.reads_face = true;
+            let flags = preload(ctx, 58);
+            let face = ctx.entry_builder().icmp(false, Condition::Eq, flags, Src::konst(0), ResultType::M1);
+            [face, zero, zero, zero]
+        }
+        (Stage::Fragment, SemanticName::Position) => frag_coord(ctx),
+        _ => return None,
+    })
+}
+
+fn sysval_vec3(ctx: &mut Ctx, name: &'static str, zero: Value) -> [Value; 4] {
+    let mut out = [zero; 4];
+    for (c, slot) in out.iter_mut().take(3).enumerate() {
+        match ctx.fau.sysval(name, c as u32) {
+            Some(w) => *slot = ctx.entry_builder().copy(Operand::Uniform(w)),
+            None => ctx.unsupported("a system value", "the push-constant table is full"),
+        }
+    }
+    out
+}
+
+// ---- Kill and barriers ------------------------------------------------------------------------
+
+/// KILL / DEMOTE (unconditional) and KILL_IF (any component < 0) → `DISCARD.f32`.
+pub fn kill(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    if ctx.stage != Stage::Fragment {
+        return ctx.unsupported(inst.opcode.name(), "only fragment shaders can kill");
+    }
+    ctx.io.flags.can_discard = true;
+    let discard = |ctx: &mut Ctx, cond: Condition, a: Src, b: Src| {
+        let mut mach = Instr::new(Op::DISCARD_F32);
+        let _ = mach.set_condition(cond);
+        ctx.builder().emit(mach, &[a, b], &[], 0);
+    };
+    match opcode {
+        Opcode::KillIf => {
+            // One DISCARD per distinct source component.
+            let mut seen = Vec::new();
+            for c in 0..4 {
+                let comp = inst.src[0].swizzle[c];
+                if seen.contains(&comp) {
+                    continue;
+                }
+                seen.push(comp);
+                let x = operand::fsrc(ctx, inst, 0, c);
+                discard(ctx, Condition::Lt, x, Src::konst(0));
+            }
+        }
+        _ => discard(ctx, Condition::Eq, Src::konst(0), Src::konst(0)),
+    }
+}
+
+/// BARRIER → `BARRIER.slot7` (compute); MEMBAR needs no instruction (memory accesses are
+/// already ordered conservatively by the flow pass).
+pub fn barrier(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    if opcode == Opcode::Membar {
+        return;
+    }
+    if ctx.stage != Stage::Compute {
+        return ctx.unsupported(inst.opcode.name(), "workgroup barriers exist only in compute shaders");
+    }
+    ctx.io.flags.uses_barrier = true;
+    let mut mach = Instr::new(Op::BARRIER);
+    let _ = mach.set_slot(Slot::Slot7);
+    ctx.builder().emit(mach, &[], &[], 0);
+}
+
+/// Opcodes of this module reached through [`super::Ctx::instruction`] (none yet besides the
+/// control-flow roles handled directly).
+pub fn lower(_ctx: &mut Ctx, _inst: &Instruction, _opcode: Opcode) -> bool {
+    false
+}
+
+// ---- Outputs ----------------------------------------------------------------------------------
+
+/// The output registers with their semantics.
+fn output_decls<'p>(ctx: &Ctx<'p>) -> Vec<(i64, SemanticName, u32)> {
+    let mut outs = Vec::new();
+    for d in ctx.program.declarations().filter(|d| d.file == File::Output) {
+        let (name, index) = d.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
+        for (k, i) in (d.first..=d.last).enumerate() {
+            outs.push((i64::from(i), name, index + k as u32));
+        }
+    }
+    outs
+}
+
+fn read_output(ctx: &mut Ctx, index: i64, c: usize) -> Value {
+    let var = ctx.var(File::Output, index, c);
+    ctx.read_var(var)
+}
+
+/// The stage's output sequence, at the end of the main program.
+pub fn epilogue(ctx: &mut Ctx) {
+    match ctx.stage {
+        Stage::Fragment => fragment_outputs(ctx),
+        Stage::Vertex => vertex_outputs(ctx),
+        Stage::Compute => {}
+    }
+}
+
+fn fragment_outputs(ctx: &mut Ctx) {
+    let outs = output_decls(ctx);
+    let mut colors: Vec<(u32, i64)> = Vec::new();
+    let (mut depth, mut stencil, mut sample_mask) = (None, None, None);
+    for &(index, name, sem) in &outs {
+        match name {
+            SemanticName::Color => colors.push((sem, index)),
+            SemanticName::Position => depth = Some(index),
+            SemanticName::Stencil => stencil = Some(index),
+            SemanticName::Samplemask => sample_mask = Some(index),
+            _ => {}
+        }
+    }
+    colors.sort_unstable();
+    let mut coverage = preload(ctx, 60);
+    if let Some(index) = sample_mask {
+        let mask = read_output(ctx, index, 0);
+        coverage = ctx.builder().and(coverage, mask);
+        ctx.io.flags.writes_coverage = true;
+        ctx.io.outputs.push(meta::Output {
+            register: format!("OUT[{index}]"),
+            semantic: "SAMPLEMASK".into(),
+            kind: "sample_mask".into(),
+            rt: None,
+        });
+    }
+    // ATEST: alpha of render target 0 (1.0 without colour 0).
+    let alpha = match colors.iter().find(|(rt, _)| *rt == 0) {
+        Some(&(_, index)) => Src::new(read_output(ctx, index, 3)),
+        None => Src::f32(1.0),
+    };
+    let atest = Instr::new(Op::ATEST);
+    let id = ctx.builder().emit(
+        atest,
+        &[Src::new(coverage), alpha, Src::new(Operand::Special(special("atest_datum")))],
+        &[],
+        1,
+    );
+    coverage = ctx.shader.get(ctx.shader.inst(id).staging[0])[0];
+    if depth.is_some() || stencil.is_some() {
+        let mut zs = Instr::new(Op::ZS_EMIT);
+        let _ = zs.set_slot(Slot::Slot0);
+        let z = match depth {
+            Some(index) => {
+                let _ = zs.set_flag("z", true);
+                ctx.io.flags.writes_depth = true;
+                ctx.io.outputs.push(meta::Output {
+                    register: format!("OUT[{index}]"),
+                    semantic: "POSITION".into(),
+                    kind: "depth".into(),
+                    rt: None,
+                });
+                Src::new(read_output(ctx, index, 2))
+            }
+            None => Src::konst(0),
+        };
+        let s = match stencil {
+            Some(index) => {
+                let _ = zs.set_flag("stencil", true);
+                ctx.io.flags.writes_stencil = true;
+                ctx.io.outputs.push(meta::Output {
+                    register: format!("OUT[{index}]"),
+                    semantic: "STENCIL".into(),
+                    kind: "stencil".into(),
+                    rt: None,
+                });
+                Src::new(read_output(ctx, index, 1))
+            }
+            None => Src::konst(0),
+        };
+        let id = ctx.builder().emit(zs, &[z, s, Src::new(coverage)], &[], 1);
+        coverage = ctx.shader.get(ctx.shader.inst(id).staging[0])[0];
+    }
+    for &(rt, index) in &colors {
+        if rt > 7 {
+            ctx.unsupported("a colour output above COLOR[7]", "Valhall has 8 render targets");
+            continue;
+        }
+        let color: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
+        let mut blend = Instr::new(Op::BLEND);
+        let _ = blend.set_slot(Slot::Slot0);
+        let _ = blend.set_vector_size(VectorSize::V4);
+        let _ = blend.set_register_format(RegisterFormat::Auto);
+        let descriptor =
+            Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special);
+        ctx.builder().emit(blend, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
+        ctx.io.outputs.push(meta::Output {
+            register: format!("OUT[{index}]"),
+            semantic: semantic_text(SemanticName::Color, rt),
+            kind: "color".into(),
+            rt: Some(rt),
+        });
+    }
+}
+
+fn special(name: &str) -> Special {
+    Special::named(name, false).unwrap_or(Special { page: 0, entry: 0, high: false })
+}
+
+fn vertex_outputs(ctx: &mut Ctx) {
+    let outs = output_decls(ctx);
+    let index_reg = preload(ctx, 59);
+    let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
+        let mut lea = Instr::new(Op::LEA_BUF_IMM);
+        let _ = lea.set_slot(Slot::Slot0);
+        let _ = lea.set_imm("table", 13);
+        let _ = lea.set_imm("index", 0);
+        let list = ctx.builder().message(lea, &[Src::new(linear)], &[], 2);
+        let v = ctx.shader.get(list);
+        (v[0], v[1])
+    };
+    let (lo, hi) = address(ctx, index_reg);
+    let fixed = {
+        let mut slots: Vec<u32> = outs.iter().filter_map(|&(_, name, sem)| fixed_slot(name, sem)).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+    };
+    for &(index, name, sem) in &outs {
+        match name {
+            SemanticName::Position => {
+                let pos: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
+                let screen = viewport_transform(ctx, [pos[0], pos[1], pos[2], pos[3]]);
+                store(ctx, &screen, (lo, hi), 0, MemoryAccess::Istream);
+                ctx.io.outputs.push(meta::Output {
+                    register: format!("OUT[{index}]"),
+                    semantic: "POSITION".into(),
+                    kind: "position".into(),
+                    rt: None,
+                });
+            }
+            SemanticName::Psize => {
+                ctx.io.flags.writes_point_size = true;
+                let size = read_output(ctx, index, 0);
+                // Point size is stored as fp16 in the extended record (linear index + 4).
+                let half = ctx.builder().op(Op::V2F32_TO_V2F16, &[Src::new(size), Src::new(size)]);
+                let linear = ctx.builder().iadd_imm(index_reg, 4);
+                let (elo, ehi) = address(ctx, linear);
+                store_sized(ctx, Op::STORE_I16, &[half], (elo, ehi), 0, MemoryAccess::Istream);
+                ctx.io.outputs.push(meta::Output {
+                    register: format!("OUT[{index}]"),
+                    semantic: "PSIZE".into(),
+                    kind: "point_size".into(),
+                    rt: None,
+                });
+            }
+            _ => {
+                let Some(offset) = varying_offset(&fixed, name, sem) else {
+                    ctx.unsupported(&format!("a vertex output with semantic {}", name.name()), "it is not a varying");
+                    continue;
+                };
+                let values: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
+                store(ctx, &values, (lo, hi), offset, MemoryAccess::Estream);
+                ctx.io.varyings.push(meta::Varying {
+                    register: format!("OUT[{index}]"),
+                    semantic: semantic_text(name, sem),
+                    offset,
+                    components: 4,
+                    interpolation: "perspective".into(),
+                    location: "center".into(),
+                });
+            }
+        }
+    }
+}
+
+/// Screen-space position (docs/metadata.md): `w' = clamp(1/w, ±32768)`, `x' = fma(x·w',
+/// scale.x, offset.x)`, likewise y and z.
+fn viewport_transform(ctx: &mut Ctx, pos: [Value; 4]) -> [Value; 4] {
+    let rcp = ctx.builder().frcp(pos[3]);
+    let lo = ctx.builder().fmax(rcp, Src::f32(-32768.0));
+    let w = ctx.builder().fmin(lo, Src::f32(32768.0));
+    let mut out = [w; 4];
+    for c in 0..3 {
+        let scaled = ctx.builder().fmul(pos[c], w);
+        match ctx.fau.sysval_pair("viewport_scale", "viewport_offset", c as u32) {
+            Some(word) => {
+                out[c] =
+                    ctx.builder().fma(scaled, Src::new(Operand::Uniform(word)), Src::new(Operand::Uniform(word + 1)));
+            }
+            None => {
+                ctx.unsupported("the position output", "the push-constant table is full");
+                out[c] = scaled;
+            }
+        }
+    }
+    out
+}
+
+/// `STORE.i{32·n}` of `values` at `address + offset`.
+fn store(ctx: &mut Ctx, values: &[Value], address: (Value, Value), offset: u32, access: MemoryAccess) {
+    let op = match values.len() {
+        1 => Op::STORE_I32,
+        2 => Op::STORE_I64,
+        3 => Op::STORE_I96,
+        _ => Op::STORE_I128,
+    };
+    store_sized(ctx, op, values, address, offset, access);
+}
+
+fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value), offset: u32, access: MemoryAccess) {
+    let mut mach = Instr::new(op);
+    let _ = mach.set_slot(Slot::Slot0);
+    let _ = mach.set("memory_access", access);
+    let _ = mach.set_imm("offset", i64::from(offset));
+    ctx.builder().emit(mach, &[Src::new(Operand::Pair(address.0, address.1))], &[values], 0);
+}
+
+/// Fills the metadata lowering knows.
+pub fn finish_metadata(ctx: &mut Ctx) {
+    let m = &mut ctx.meta_out;
+    m.format_version = meta::FORMAT_VERSION;
+    m.stage = ctx.stage.name().into();
+    m.gpu = ctx.options.gpu.name.into();
+    m.arch = ctx.options.gpu.arch;
+    m.fau = ctx.fau.to_meta();
+    m.attributes = std::mem::take(&mut ctx.io.attributes);
+    m.attributes.sort_by_key(|a| a.index);
+    m.varyings = std::mem::take(&mut ctx.io.varyings);
+    m.varyings.sort_by_key(|v| v.offset);
+    m.outputs = std::mem::take(&mut ctx.io.outputs);
+    m.system_values = std::mem::take(&mut ctx.io.system_value_meta);
+    m.textures = ctx.io.textures.values().cloned().collect();
+    m.ubos = ctx.io.ubos.iter().copied().collect();
+    m.flags = ctx.io.flags;
+    m.flags.early_fragment_tests = matches!(
+        ctx.program.property(PropertyName::FsEarlyDepthStencil),
+        Some(PropertyValue::Uint(v)) if v != 0
+    );
+    if ctx.stage == Stage::Compute {
+        let dims = [PropertyName::CsFixedBlockWidth, PropertyName::CsFixedBlockHeight, PropertyName::CsFixedBlockDepth]
+            .map(|p| match ctx.program.property(p) {
+                Some(PropertyValue::Uint(v)) => Some(v),
+                _ => None,
+            });
+        if let [Some(x), Some(y), Some(z)] = dims {
+            m.local_size = Some([x, y, z]);
+        }
+    }
+}

@@ -1,0 +1,934 @@
+//! Lowering: a checked TGSI program → a scalar SSA [`ir::Shader`] plus what the metadata needs.
+//!
+//! ```text
+//! Program ─prologue (inputs, system values)─► per instruction: read sources (swizzle,
+//!   modifiers, indirect), one recipe per opcode family, write destinations (mask, saturate)
+//!   ─► epilogue (fragment ATEST/ZS_EMIT/BLEND, vertex position transform and stores)
+//! ```
+//!
+//! * Registers become SSA values through [`ssa::SsaState`]: TGSI's control flow is structured,
+//!   so each construct (IF, loop, SWITCH, inlined subroutine, the main program) is a frame and
+//!   φs are placed at its joins.
+//! * Blocks are created in any order and laid out in the order they become current, which is
+//!   program order; unreachable blocks (code after BRK/CONT/RET) are removed afterwards.
+//! * Opcode families live in their own files (`alu`, `transcendental`, `int`, `bits`,
+//!   `convert`, `texture`, `memory`); `io` handles the per-stage ABI (docs/metadata.md).
+//! * Every opcode either lowers or is rejected with an error naming it, its line and why.
+
+mod alu;
+mod bits;
+mod convert;
+mod int;
+mod io;
+mod memory;
+mod operand;
+mod ssa;
+mod texture;
+mod transcendental;
+
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::emit::meta;
+use crate::ir::{Block, Inst, InstId, InstKind, Shader, Stage, Terminator, Value};
+use crate::tgsi::ast::{File, Instruction, Processor, Program};
+use crate::tgsi::opcodes::{FlowRole, Opcode};
+use ssa::{Snapshot, SsaState, Var};
+use std::collections::HashMap;
+
+pub use io::FauLayout;
+
+/// A target GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gpu {
+    /// Arm's name, e.g. `Mali-G57`.
+    pub name: &'static str,
+    /// Valhall architecture version (9 or 10).
+    pub arch: u32,
+}
+
+impl Gpu {
+    pub const ALL: [Gpu; 8] = [
+        Gpu { name: "Mali-G57", arch: 9 },
+        Gpu { name: "Mali-G68", arch: 9 },
+        Gpu { name: "Mali-G77", arch: 9 },
+        Gpu { name: "Mali-G78", arch: 9 },
+        Gpu { name: "Mali-G310", arch: 10 },
+        Gpu { name: "Mali-G510", arch: 10 },
+        Gpu { name: "Mali-G610", arch: 10 },
+        Gpu { name: "Mali-G710", arch: 10 },
+    ];
+
+    /// The default target: v9, Mali-G57.
+    pub const DEFAULT: Gpu = Gpu::ALL[0];
+
+    /// Parses `v9`, `v10`, `G57`, `Mali-G57`, `mali-g610`, … (case-insensitive).
+    pub fn parse(text: &str) -> Option<Gpu> {
+        let lower = text.to_ascii_lowercase();
+        match lower.as_str() {
+            "v9" | "valhall" => return Some(Gpu::DEFAULT),
+            "v10" => return Some(Gpu::ALL[6]),
+            _ => {}
+        }
+        let model = lower.strip_prefix("mali-").unwrap_or(&lower);
+        Gpu::ALL.into_iter().find(|g| g.name[5..].eq_ignore_ascii_case(model))
+    }
+}
+
+/// Lowering options.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    pub gpu: Gpu,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { gpu: Gpu::DEFAULT }
+    }
+}
+
+/// The result of lowering.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub shader: Shader,
+    /// The metadata lowering knows (the back end adds variants and register counts).
+    pub meta: meta::Metadata,
+}
+
+/// Lowers a checked program.
+pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostics> {
+    let stage = match program.processor() {
+        Processor::Vert => Stage::Vertex,
+        Processor::Frag => Stage::Fragment,
+        Processor::Comp => Stage::Compute,
+        other => {
+            let message = format!("{} shaders cannot run on Valhall through this compiler", other.name());
+            return Err(Diagnostic::error("E0300", program.header.span, message)
+                .with_note("tgsi2va compiles vertex (VERT), fragment (FRAG) and compute (COMP) shaders")
+                .into());
+        }
+    };
+    let mut ctx = Ctx::new(program, stage, options);
+    ctx.run();
+    if ctx.errors.is_empty() {
+        let shader = ctx.finish();
+        Ok(Lowered { shader, meta: ctx.meta_out })
+    } else {
+        Err(Diagnostics(ctx.errors))
+    }
+}
+
+/// A construct being lowered.
+enum Construct {
+    If {
+        header: Block,
+        else_block: Block,
+        /// Set at ELSE: the end of the then-branch and its state.
+        then: Option<(Block, Snapshot)>,
+    },
+    Loop {
+        header: Block,
+        exit: Block,
+        /// Variables the loop may write; header φs, one per variable.
+        written: Vec<Var>,
+        phis: Vec<InstId>,
+        /// Values of `written` on each edge into the header, in predecessor order.
+        header_edges: Vec<Vec<Option<Value>>>,
+        /// Values of `written` on each edge into the exit (BRK), in predecessor order.
+        exit_edges: Vec<Vec<Option<Value>>>,
+    },
+    Switch {
+        exit: Block,
+        /// First block of each CASE/DEFAULT body, in order.
+        bodies: Vec<Block>,
+        next_body: usize,
+        exit_edges: Vec<Snapshot>,
+        /// State on the edges from the dispatch chain: the entry state.
+        entered: bool,
+    },
+    /// An inlined subroutine, or the main program.
+    Routine { exit: Block, exit_edges: Vec<Snapshot> },
+}
+
+/// The lowering context: the program, the shader being built and the current position.
+pub(crate) struct Ctx<'p> {
+    pub program: &'p Program,
+    pub insts: Vec<&'p Instruction>,
+    pub stage: Stage,
+    pub options: Options,
+    pub shader: Shader,
+    /// The block instructions are appended to.
+    pub block: Block,
+    /// Blocks in the order they became current.
+    layout: Vec<Block>,
+    pub ssa: SsaState,
+    /// First variable of each register (4 consecutive variables, x y z w).
+    reg_vars: HashMap<(File, i64), Var>,
+    /// Undefined-value stand-ins, one per variable.
+    undefs: HashMap<Var, Value>,
+    constructs: Vec<Construct>,
+    /// For every control-flow opening instruction, the index of its closing one; for IF also
+    /// the ELSE (`else_of`).
+    end_of: Vec<usize>,
+    /// BGNSUB instruction indices by their label position.
+    subs: HashMap<usize, usize>,
+    /// Subroutines being inlined (to reject recursion).
+    call_stack: Vec<usize>,
+    /// IMM[n] values.
+    pub imms: Vec<[u32; 4]>,
+    pub fau: FauLayout,
+    pub io: io::IoState,
+    pub meta_out: meta::Metadata,
+    pub errors: Vec<Diagnostic>,
+    /// Instruction being lowered (for diagnostics).
+    pub current: usize,
+}
+
+impl<'p> Ctx<'p> {
+    fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
+        let insts: Vec<&Instruction> = program.instructions().collect();
+        let imms = program.immediates().map(|i| i.words).collect();
+        Ctx {
+            program,
+            end_of: vec![usize::MAX; insts.len()],
+            insts,
+            stage,
+            options: *options,
+            shader: Shader::new(stage),
+            block: Block(0),
+            layout: vec![Block(0)],
+            ssa: SsaState::new(),
+            reg_vars: HashMap::new(),
+            undefs: HashMap::new(),
+            constructs: Vec::new(),
+            subs: HashMap::new(),
+            call_stack: Vec::new(),
+            imms,
+            fau: FauLayout::default(),
+            io: io::IoState::default(),
+            meta_out: meta::Metadata::default(),
+            errors: Vec::new(),
+            current: 0,
+        }
+    }
+
+    fn run(&mut self) {
+        self.match_constructs();
+        io::prologue(self);
+        // The main program is a routine whose exit is the epilogue block.
+        let epilogue = self.shader.add_block();
+        self.ssa.open();
+        self.constructs.push(Construct::Routine { exit: epilogue, exit_edges: Vec::new() });
+        let end = self.main_end();
+        self.lower_range(0, end);
+        self.close_routine();
+        if self.errors.is_empty() {
+            io::epilogue(self);
+        }
+        io::finish_metadata(self);
+    }
+
+    /// Where the main program stops: its top-level END, or the first BGNSUB, or the end.
+    fn main_end(&self) -> usize {
+        let mut depth = 0i32;
+        for (i, inst) in self.insts.iter().enumerate() {
+            match inst.opcode.info().flow {
+                Some(FlowRole::If | FlowRole::LoopBegin | FlowRole::Switch) => depth += 1,
+                Some(FlowRole::EndIf | FlowRole::LoopEnd | FlowRole::EndSwitch) => depth -= 1,
+                Some(FlowRole::End) if depth <= 0 => return i,
+                Some(FlowRole::SubBegin) if depth <= 0 => return i,
+                _ => {}
+            }
+        }
+        self.insts.len()
+    }
+
+    /// Pairs every opening instruction with its closing one (the checker guarantees nesting;
+    /// unbalanced input is rejected there).
+    fn match_constructs(&mut self) {
+        let mut stack: Vec<usize> = Vec::new();
+        for (i, inst) in self.insts.iter().enumerate() {
+            match inst.opcode.canonical().info().flow {
+                Some(FlowRole::If | FlowRole::LoopBegin | FlowRole::Switch | FlowRole::SubBegin) => stack.push(i),
+                Some(FlowRole::EndIf | FlowRole::LoopEnd | FlowRole::EndSwitch | FlowRole::SubEnd) => {
+                    if let Some(open) = stack.pop() {
+                        self.end_of[open] = i;
+                        if inst.opcode.info().flow == Some(FlowRole::SubEnd) {
+                            self.subs.insert(open, open);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // ---- Blocks -------------------------------------------------------------------------------
+
+    /// A new block (not yet current).
+    pub fn new_block(&mut self) -> Block {
+        self.shader.add_block()
+    }
+
+    /// Makes `block` current; layout follows this order.
+    pub fn switch_to(&mut self, block: Block) {
+        self.block = block;
+        self.layout.push(block);
+    }
+
+    /// Ends the current block with `term` and continues in a fresh, unreachable block (code
+    /// after BRK, CONT or RET).
+    fn end_block_unreachable(&mut self, term: Terminator) {
+        self.shader.set_terminator(self.block, term);
+        let dead = self.new_block();
+        self.switch_to(dead);
+    }
+
+    pub fn builder(&mut self) -> crate::ir::builder::Builder<'_> {
+        crate::ir::builder::Builder::new(&mut self.shader, self.block)
+    }
+
+    /// A builder appending to the end of the entry block (values that must dominate every use:
+    /// inputs, system values, undefined stand-ins).
+    pub fn entry_builder(&mut self) -> crate::ir::builder::Builder<'_> {
+        let at = self.shader.block(Block(0)).insts.len();
+        crate::ir::builder::Builder::before(&mut self.shader, Block(0), at)
+    }
+
+    // ---- Variables ----------------------------------------------------------------------------
+
+    /// The variable of component `c` (0–3) of a register.
+    pub fn var(&mut self, file: File, index: i64, c: usize) -> Var {
+        let base = match self.reg_vars.get(&(file, index)) {
+            Some(&v) => v,
+            None => {
+                let first = self.ssa.new_var();
+                for _ in 1..4 {
+                    self.ssa.new_var();
+                }
+                self.reg_vars.insert((file, index), first);
+                first
+            }
+        };
+        Var(base.0 + c as u32)
+    }
+
+    /// The current value of a variable (an undefined stand-in when never written).
+    pub fn read_var(&mut self, var: Var) -> Value {
+        match self.ssa.read(var) {
+            Some(v) => v,
+            None => self.undef_of(var),
+        }
+    }
+
+    fn undef_of(&mut self, var: Var) -> Value {
+        if let Some(&v) = self.undefs.get(&var) {
+            return v;
+        }
+        let v = self.entry_builder().undef();
+        self.undefs.insert(var, v);
+        v
+    }
+
+    fn value_or_undef(&mut self, var: Var, value: Option<Value>) -> Value {
+        match value {
+            Some(v) => v,
+            None => self.undef_of(var),
+        }
+    }
+
+    /// A φ in `block` (placed after the existing φs) with the given arguments.
+    fn phi(&mut self, block: Block, args: &[Value]) -> Value {
+        if args.iter().all(|&a| a == args[0]) && !args.is_empty() {
+            return args[0];
+        }
+        let at = self.shader.block_insts(block).take_while(|&i| self.shader.inst(i).kind == InstKind::Phi).count();
+        crate::ir::builder::Builder::before(&mut self.shader, block, at).phi(args)
+    }
+
+    // ---- Diagnostics --------------------------------------------------------------------------
+
+    pub fn inst_span(&self) -> Span {
+        self.insts.get(self.current).map_or(Span::default(), |i| i.span)
+    }
+
+    /// Rejects the current instruction: `what` is unsupported, `why` says why.
+    pub fn unsupported(&mut self, what: &str, why: &str) {
+        let span = self.inst_span();
+        let opcode_span = self.insts.get(self.current).map_or(span, |i| i.opcode_span);
+        self.errors.push(
+            Diagnostic::error("E0301", opcode_span, format!("{what} cannot be compiled for Valhall"))
+                .with_label("not supported")
+                .with_note(why.to_string()),
+        );
+    }
+
+    // ---- Walking the program ------------------------------------------------------------------
+
+    fn lower_range(&mut self, start: usize, end: usize) {
+        let mut pc = start;
+        while pc < end {
+            self.current = pc;
+            let inst = self.insts[pc];
+            let opcode = inst.opcode.canonical();
+            match opcode.info().flow {
+                Some(FlowRole::SubBegin) => {
+                    // A subroutine body met in line: only reached through CAL.
+                    pc = self.end_of[pc].saturating_add(1);
+                    continue;
+                }
+                Some(FlowRole::End) => {
+                    self.routine_return();
+                    if self.constructs.len() == 1 {
+                        return;
+                    }
+                }
+                Some(_) => self.control_flow(pc, opcode),
+                None => self.instruction(inst, opcode),
+            }
+            if self.errors.len() >= 50 {
+                return;
+            }
+            pc += 1;
+        }
+    }
+
+    fn instruction(&mut self, inst: &'p Instruction, opcode: Opcode) {
+        if inst.predicate.is_some() {
+            return self
+                .unsupported("a predicated instruction", "legacy predicates (PRED registers) are not supported");
+        }
+        let lowered = alu::lower(self, inst, opcode)
+            || int::lower(self, inst, opcode)
+            || bits::lower(self, inst, opcode)
+            || convert::lower(self, inst, opcode)
+            || transcendental::lower(self, inst, opcode)
+            || texture::lower(self, inst, opcode)
+            || memory::lower(self, inst, opcode)
+            || io::lower(self, inst, opcode);
+        if !lowered {
+            let name = inst.opcode.name();
+            let why = match inst.opcode.info().status {
+                crate::tgsi::opcodes::Status::Current | crate::tgsi::opcodes::Status::Gap => {
+                    "this opcode has no Valhall lowering yet (see docs/tgsi-support.md)".to_string()
+                }
+                _ => format!("legacy opcode with no defined meaning here ({})", inst.opcode.info().recipe),
+            };
+            self.unsupported(name, &why);
+        }
+    }
+
+    fn control_flow(&mut self, pc: usize, opcode: Opcode) {
+        let inst = self.insts[pc];
+        match opcode {
+            Opcode::If | Opcode::Uif => {
+                let cond = operand::condition(self, inst, opcode == Opcode::If);
+                let header = self.block;
+                let then_block = self.new_block();
+                let else_block = self.new_block();
+                self.shader.set_terminator(
+                    header,
+                    Terminator::Branch { cond, if_zero: true, taken: else_block, fallthrough: then_block },
+                );
+                self.ssa.open();
+                self.constructs.push(Construct::If { header, else_block, then: None });
+                self.switch_to(then_block);
+            }
+            Opcode::Else => {
+                let Some(Construct::If { then, else_block, .. }) = self.constructs.last_mut() else {
+                    return self.unsupported("ELSE", "ELSE outside IF");
+                };
+                let else_block = *else_block;
+                *then = Some((self.block, Snapshot::default()));
+                let snap = self.ssa.snapshot();
+                if let Some(Construct::If { then: Some((_, s)), .. }) = self.constructs.last_mut() {
+                    *s = snap;
+                }
+                self.ssa.restore_entry();
+                self.switch_to(else_block);
+            }
+            Opcode::Endif => self.end_if(),
+            Opcode::Bgnloop => self.begin_loop(pc),
+            Opcode::Endloop => self.end_loop(),
+            Opcode::Brk => self.brk(),
+            Opcode::Cont => self.cont(),
+            Opcode::Switch => self.begin_switch(pc),
+            Opcode::Case | Opcode::Default => self.switch_label(),
+            Opcode::Endswitch => self.end_switch(),
+            Opcode::Cal => self.call(pc),
+            Opcode::Ret => self.routine_return(),
+            Opcode::Kill | Opcode::KillIf | Opcode::Demote => io::kill(self, inst, opcode),
+            Opcode::Nop => {}
+            Opcode::Barrier | Opcode::Membar => io::barrier(self, inst, opcode),
+            Opcode::Emit | Opcode::Endprim => {
+                self.unsupported(inst.opcode.name(), "only geometry shaders emit vertices")
+            }
+            _ => self.unsupported(inst.opcode.name(), "this control-flow form is not supported"),
+        }
+    }
+
+    fn end_if(&mut self) {
+        let Some(Construct::If { header, else_block, then }) = self.constructs.pop() else {
+            return self.unsupported("ENDIF", "ENDIF outside IF");
+        };
+        let n = self.ssa.logged_count();
+        let logged: Vec<Var> = self.ssa.logged().collect();
+        let merged: Vec<Value> = match then {
+            None => {
+                // No ELSE: the else block is the join, reached from the header and the then end.
+                let then_end = self.block;
+                self.shader.set_terminator(then_end, Terminator::Jump(else_block));
+                self.switch_to(else_block);
+                let _ = header;
+                (0..n)
+                    .map(|k| {
+                        let var = logged[k];
+                        let entry = self.ssa.entry_value(k);
+                        let entry = self.value_or_undef(var, entry);
+                        let now = self.read_var(var);
+                        self.phi(else_block, &[entry, now])
+                    })
+                    .collect()
+            }
+            Some((then_end, then_state)) => {
+                let else_end = self.block;
+                let join = self.new_block();
+                self.shader.set_terminator(then_end, Terminator::Jump(join));
+                self.shader.set_terminator(else_end, Terminator::Jump(join));
+                self.switch_to(join);
+                (0..n)
+                    .map(|k| {
+                        let var = logged[k];
+                        let from_then = self.ssa.value_at(&then_state, k);
+                        let from_then = self.value_or_undef(var, from_then);
+                        let from_else = self.read_var(var);
+                        self.phi(join, &[from_then, from_else])
+                    })
+                    .collect()
+            }
+        };
+        self.ssa.close();
+        for (var, value) in logged.into_iter().zip(merged) {
+            self.ssa.write(var, value);
+        }
+    }
+
+    /// Variables the instructions in `start..end` may write (following CAL into subroutines).
+    fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
+        let mut vars = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for pc in start..end.min(self.insts.len()) {
+            let inst = self.insts[pc];
+            if inst.opcode.canonical() == Opcode::Cal
+                && let Some(sub) = self.sub_for(inst)
+                && !visiting.contains(&sub)
+            {
+                visiting.push(sub);
+                let inner = self.written_in(sub + 1, self.end_of[sub], visiting);
+                visiting.pop();
+                for v in inner {
+                    if seen.insert(v) {
+                        vars.push(v);
+                    }
+                }
+            }
+            for dst in &inst.dst {
+                for v in operand::dst_vars(self, dst) {
+                    if seen.insert(v) {
+                        vars.push(v);
+                    }
+                }
+            }
+        }
+        vars
+    }
+
+    fn begin_loop(&mut self, pc: usize) {
+        let end = self.end_of[pc];
+        let written = self.written_in(pc + 1, end, &mut Vec::new());
+        let preheader = self.block;
+        let header = self.new_block();
+        let exit = self.new_block();
+        self.shader.set_terminator(preheader, Terminator::Jump(header));
+        let entry: Vec<Option<Value>> = written.iter().map(|&v| self.ssa.read(v)).collect();
+        self.switch_to(header);
+        let mut phis = Vec::with_capacity(written.len());
+        for &var in &written {
+            let mut phi = Inst::pseudo(InstKind::Phi);
+            phi.dests = self.shader.new_values(1);
+            let id = self.shader.push(header, phi);
+            let value = self.shader.get(self.shader.inst(id).dests)[0];
+            self.ssa.write(var, value);
+            phis.push(id);
+        }
+        self.constructs.push(Construct::Loop {
+            header,
+            exit,
+            written,
+            phis,
+            header_edges: vec![entry],
+            exit_edges: Vec::new(),
+        });
+    }
+
+    /// The innermost loop, or `None` (with an error) when there is none.
+    fn loop_state(&mut self) -> Option<(Block, Block, Vec<Option<Value>>)> {
+        let ssa = &self.ssa;
+        let found = self.constructs.iter().rev().find_map(|c| match c {
+            Construct::Loop { header, exit, written, .. } => {
+                Some((*header, *exit, written.iter().map(|&v| ssa.read(v)).collect()))
+            }
+            _ => None,
+        });
+        if found.is_none() {
+            self.unsupported("BRK/CONT", "it is not inside a loop");
+        }
+        found
+    }
+
+    fn brk(&mut self) {
+        // BRK leaves the innermost loop or SWITCH, whichever is closer.
+        let target_is_switch = self
+            .constructs
+            .iter()
+            .rev()
+            .find(|c| matches!(c, Construct::Loop { .. } | Construct::Switch { .. }))
+            .is_some_and(|c| matches!(c, Construct::Switch { .. }));
+        if target_is_switch {
+            return self.switch_break();
+        }
+        let Some((_, exit, values)) = self.loop_state() else { return };
+        if let Some(Construct::Loop { exit_edges, .. }) =
+            self.constructs.iter_mut().rev().find(|c| matches!(c, Construct::Loop { .. }))
+        {
+            exit_edges.push(values);
+        }
+        self.end_block_unreachable(Terminator::Jump(exit));
+    }
+
+    fn cont(&mut self) {
+        let Some((header, _, values)) = self.loop_state() else { return };
+        if let Some(Construct::Loop { header_edges, .. }) =
+            self.constructs.iter_mut().rev().find(|c| matches!(c, Construct::Loop { .. }))
+        {
+            header_edges.push(values);
+        }
+        self.end_block_unreachable(Terminator::Jump(header));
+    }
+
+    fn end_loop(&mut self) {
+        let Some((header, ..)) = self.loop_state() else { return };
+        let latch_values = match self.constructs.last() {
+            Some(Construct::Loop { written, .. }) => written.iter().map(|&v| self.ssa.read(v)).collect(),
+            _ => return self.unsupported("ENDLOOP", "the innermost open construct is not a loop"),
+        };
+        self.shader.set_terminator(self.block, Terminator::Jump(header));
+        let Some(Construct::Loop { exit, written, phis, mut header_edges, exit_edges, .. }) = self.constructs.pop()
+        else {
+            return;
+        };
+        header_edges.push(latch_values);
+        // Header φs: one argument per header predecessor, in predecessor order (the edges were
+        // recorded in the same order the predecessors were added).
+        for (k, (&var, &phi)) in written.iter().zip(&phis).enumerate() {
+            let args: Vec<Value> = header_edges
+                .iter()
+                .map(|edge| edge[k])
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|v| self.value_or_undef(var, v))
+                .collect();
+            let list = self.shader.list(&args);
+            self.shader.inst_mut(phi).args = list;
+        }
+        self.switch_to(exit);
+        for (k, &var) in written.iter().enumerate() {
+            let value = if exit_edges.is_empty() {
+                // An infinite loop: the exit is unreachable.
+                self.undef_of(var)
+            } else {
+                let args: Vec<Value> = exit_edges
+                    .iter()
+                    .map(|e| e[k])
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .map(|v| self.value_or_undef(var, v))
+                    .collect();
+                self.phi(exit, &args)
+            };
+            self.ssa.write(var, value);
+        }
+    }
+
+    fn begin_switch(&mut self, pc: usize) {
+        let inst = self.insts[pc];
+        let selector = operand::read_raw(self, inst, 0, 0);
+        let end = self.end_of[pc];
+        // CASE/DEFAULT labels of this SWITCH (not of nested ones).
+        let mut labels: Vec<(usize, Option<u32>)> = Vec::new();
+        let mut depth = 0;
+        for i in pc + 1..end {
+            match self.insts[i].opcode.info().flow {
+                Some(FlowRole::Switch) => depth += 1,
+                Some(FlowRole::EndSwitch) => depth -= 1,
+                Some(FlowRole::Case) if depth == 0 => {
+                    let value = operand::case_value(self, self.insts[i]);
+                    labels.push((i, Some(value)));
+                }
+                Some(FlowRole::Default) if depth == 0 => labels.push((i, None)),
+                _ => {}
+            }
+        }
+        let exit = self.new_block();
+        let bodies: Vec<Block> = labels.iter().map(|_| self.new_block()).collect();
+        // Dispatch chain: one comparison and branch per CASE value, then DEFAULT or the exit.
+        for (k, &(_, value)) in labels.iter().enumerate() {
+            if let Some(value) = value {
+                let cond = self.builder().icmp(
+                    false,
+                    crate::valhall::tables::Condition::Eq,
+                    selector,
+                    crate::ir::Src::konst(value),
+                    crate::valhall::tables::ResultType::M1,
+                );
+                let next = self.new_block();
+                self.shader.set_terminator(
+                    self.block,
+                    Terminator::Branch { cond, if_zero: false, taken: bodies[k], fallthrough: next },
+                );
+                self.switch_to(next);
+            }
+        }
+        let default = labels.iter().position(|(_, v)| v.is_none()).map(|k| bodies[k]);
+        self.ssa.open();
+        let mut exit_edges = Vec::new();
+        match default {
+            Some(d) => self.shader.set_terminator(self.block, Terminator::Jump(d)),
+            None => {
+                self.shader.set_terminator(self.block, Terminator::Jump(exit));
+                exit_edges.push(self.ssa.snapshot());
+            }
+        }
+        // Instructions before the first label are unreachable.
+        let dead = self.new_block();
+        self.switch_to(dead);
+        self.constructs.push(Construct::Switch { exit, bodies, next_body: 0, exit_edges, entered: false });
+    }
+
+    fn switch_label(&mut self) {
+        let Some(Construct::Switch { bodies, next_body, entered, .. }) = self.constructs.last_mut() else {
+            return self.unsupported("CASE/DEFAULT", "it is not directly inside a SWITCH");
+        };
+        let body = bodies[*next_body];
+        let first = !*entered;
+        *next_body += 1;
+        *entered = true;
+        // Fall-through from the previous body (unreachable before the first label).
+        let fallthrough = self.ssa.snapshot();
+        let from = self.block;
+        self.shader.set_terminator(from, Terminator::Jump(body));
+        self.ssa.restore_entry();
+        self.switch_to(body);
+        if first {
+            return;
+        }
+        // Predecessors: the dispatch edge (entry state) then the fall-through edge, unless the
+        // body has no dispatch edge (a label shared with the previous one's fall-through).
+        let preds = self.shader.block(body).preds.clone();
+        let logged: Vec<Var> = self.ssa.logged().collect();
+        let values: Vec<Value> = (0..logged.len())
+            .map(|k| {
+                let var = logged[k];
+                let args: Vec<Value> = preds
+                    .iter()
+                    .map(|&p| {
+                        let v = if p == from { self.ssa.value_at(&fallthrough, k) } else { self.ssa.entry_value(k) };
+                        self.value_or_undef(var, v)
+                    })
+                    .collect();
+                self.phi(body, &args)
+            })
+            .collect();
+        for (var, value) in logged.into_iter().zip(values) {
+            self.ssa.write(var, value);
+        }
+    }
+
+    fn switch_break(&mut self) {
+        let frames = self.frames_through(|c| matches!(c, Construct::Switch { .. }));
+        let snap = self.ssa.snapshot_through(frames);
+        let exit = match self.constructs.iter_mut().rev().find(|c| matches!(c, Construct::Switch { .. })) {
+            Some(Construct::Switch { exit, exit_edges, .. }) => {
+                exit_edges.push(snap);
+                *exit
+            }
+            _ => return,
+        };
+        self.end_block_unreachable(Terminator::Jump(exit));
+    }
+
+    /// The number of SSA frames from the innermost construct matching `target` (inclusive) to
+    /// the top: IF, SWITCH and routines open frames, loops do not.
+    fn frames_through(&self, target: impl Fn(&Construct) -> bool) -> usize {
+        let mut count = 0;
+        for c in self.constructs.iter().rev() {
+            if !matches!(c, Construct::Loop { .. }) {
+                count += 1;
+            }
+            if target(c) {
+                break;
+            }
+        }
+        count
+    }
+
+    fn end_switch(&mut self) {
+        let snap = self.ssa.snapshot();
+        let Some(Construct::Switch { exit, mut exit_edges, .. }) = self.constructs.pop() else {
+            return self.unsupported("ENDSWITCH", "it does not close a SWITCH");
+        };
+        self.shader.set_terminator(self.block, Terminator::Jump(exit));
+        exit_edges.push(snap);
+        self.switch_to(exit);
+        self.merge_edges(exit, &exit_edges);
+    }
+
+    /// At a join reached by `edges` (snapshots of the innermost frame, in predecessor order):
+    /// φs for every logged variable, then closes the frame and writes the merged values.
+    fn merge_edges(&mut self, join: Block, edges: &[Snapshot]) {
+        let logged: Vec<Var> = self.ssa.logged().collect();
+        let values: Vec<Value> = (0..logged.len())
+            .map(|k| {
+                let var = logged[k];
+                if edges.is_empty() {
+                    return self.undef_of(var);
+                }
+                let args: Vec<Value> = edges
+                    .iter()
+                    .map(|e| self.ssa.value_at(e, k))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .map(|v| self.value_or_undef(var, v))
+                    .collect();
+                self.phi(join, &args)
+            })
+            .collect();
+        self.ssa.close();
+        for (var, value) in logged.into_iter().zip(values) {
+            self.ssa.write(var, value);
+        }
+    }
+
+    fn sub_for(&self, inst: &Instruction) -> Option<usize> {
+        let label = inst.label? as usize;
+        // Mesa's translators point CAL at the BGNSUB or at the instruction after it.
+        [label, label.wrapping_sub(1)]
+            .into_iter()
+            .find(|&i| self.insts.get(i).is_some_and(|x| x.opcode.info().flow == Some(FlowRole::SubBegin)))
+    }
+
+    fn call(&mut self, _pc: usize) {
+        let inst = self.insts[self.current];
+        let Some(sub) = self.sub_for(inst) else {
+            return self.unsupported("CAL", "its label does not name a BGNSUB");
+        };
+        if self.call_stack.contains(&sub) {
+            return self.unsupported("CAL", "recursive subroutine calls cannot be inlined");
+        }
+        let exit = self.new_block();
+        self.ssa.open();
+        self.constructs.push(Construct::Routine { exit, exit_edges: Vec::new() });
+        self.call_stack.push(sub);
+        let saved = self.current;
+        self.lower_range(sub + 1, self.end_of[sub]);
+        self.current = saved;
+        self.call_stack.pop();
+        self.close_routine();
+    }
+
+    /// RET (or END in main): leave the innermost routine.
+    fn routine_return(&mut self) {
+        let frames = self.frames_through(|c| matches!(c, Construct::Routine { .. }));
+        let snap = self.ssa.snapshot_through(frames);
+        let exit = match self.constructs.iter_mut().rev().find(|c| matches!(c, Construct::Routine { .. })) {
+            Some(Construct::Routine { exit, exit_edges, .. }) => {
+                exit_edges.push(snap);
+                *exit
+            }
+            _ => return,
+        };
+        self.end_block_unreachable(Terminator::Jump(exit));
+    }
+
+    fn close_routine(&mut self) {
+        // Fall off the end of the routine (inner constructs are closed here).
+        let values = self.ssa.snapshot();
+        let Some(Construct::Routine { exit, mut exit_edges, .. }) = self.constructs.pop() else { return };
+        self.shader.set_terminator(self.block, Terminator::Jump(exit));
+        exit_edges.push(values);
+        self.switch_to(exit);
+        self.merge_edges(exit, &exit_edges);
+    }
+
+    /// Lays blocks out in program order, removes unreachable ones and returns the shader.
+    fn finish(&mut self) -> Shader {
+        let mut shader = std::mem::replace(&mut self.shader, Shader::new(self.stage));
+        shader.reorder_blocks(&self.layout);
+        crate::opt::unreachable::run(&mut shader);
+        shader
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lowers one shader from text; panics with the diagnostics on failure.
+    pub(crate) fn lower_text(text: &str) -> Lowered {
+        let program = crate::tgsi::parse(text).expect("parses");
+        lower(&program, &Options::default()).unwrap_or_else(|d| panic!("{:?}", d.0))
+    }
+
+    #[test]
+    fn straight_line_fragment_shader() {
+        let lowered = lower_text(
+            "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL CONST[0][0]\nDCL TEMP[0]\n  0: MUL TEMP[0], IN[0], CONST[0][0]\n  1: ADD_SAT OUT[0], TEMP[0], -IN[0].wzyx\n  2: END\n",
+        );
+        crate::ir::verify::verify(&lowered.shader).unwrap();
+        let text = crate::ir::text::print(&lowered.shader);
+        assert!(text.contains("ATEST"), "{text}");
+        assert!(text.contains("BLEND"), "{text}");
+        assert!(text.contains("LD_VAR_BUF_IMM.f32.slot0.v4.src_f32.center.store"), "{text}");
+    }
+
+    #[test]
+    fn samples_lower_to_valid_ir() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p)
+                } else if p.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(p)
+                }
+            }
+        }
+        files.sort();
+        let (mut ok, mut failed) = (0, Vec::new());
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let program = crate::tgsi::parse(&text).unwrap();
+            match lower(&program, &Options::default()) {
+                Ok(l) => {
+                    if let Err(e) = crate::ir::verify::verify(&l.shader) {
+                        panic!("{}: invalid IR: {e:?}\n{}", f.display(), crate::ir::text::print(&l.shader));
+                    }
+                    ok += 1;
+                }
+                Err(d) => failed.push(format!("{}: {}", f.display(), d.0[0].message)),
+            }
+        }
+        eprintln!("{ok} lowered; {} not yet:\n{}", failed.len(), failed.join("\n"));
+    }
+}

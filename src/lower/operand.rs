@@ -1,0 +1,340 @@
+//! Reading sources and writing destinations.
+//!
+//! * Source component for destination channel `c` is `swizzle[c]`; replicated-scalar opcodes
+//!   read channel 0 (`.x` after the swizzle).
+//! * `-` and `|x|` mean float negation/absolute value for float operands (kept as IR source
+//!   modifiers so the consumer folds them), integer negation/absolute value for integer
+//!   operands (TGSI's rule: the operand type decides).
+//! * Register files: TEMP/OUT/ADDR components are SSA variables; IMM components are constants;
+//!   `CONST[k][n]` with constant indices are push-constant words; IN and SV come from the stage
+//!   ABI ([`super::io`]). An indirect bracket selects among the elements of the register's
+//!   array with a chain of CSELs; out-of-range indices read 0 and writes to them are dropped
+//!   (the interpreter does the same). Indirect constant-buffer reads load from the UBO.
+//! * Every source is read before any destination component is written ([`write`] takes all
+//!   channels at once), as TGSI requires.
+
+use super::Ctx;
+use super::ssa::Var;
+use crate::ir::builder::NEG_ZERO;
+use crate::ir::{Operand, Src, Value};
+use crate::tgsi::ast::{Component, DstOperand, File, Index, Instruction, Register, ResourceDecl, Saturate, SrcOperand};
+use crate::valhall::tables::{Clamp, Condition, ResultType};
+
+/// How a source's `-`/`|x|` and a destination's saturation apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Float,
+    Int,
+}
+
+/// The source component read for destination channel `c`.
+pub fn component(src: &SrcOperand, c: usize) -> Component {
+    src.swizzle[c]
+}
+
+/// Source `k` of `inst` for destination channel `c`, with float modifiers kept on the [`Src`].
+pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
+    let src = &inst.src[k];
+    if src.legacy.is_some() {
+        ctx.unsupported(
+            "a legacy source modifier",
+            "the ≤ 7.7 source modifiers (2*(x), 1-(x), x-0.5, extended swizzles) are not supported",
+        );
+    }
+    let operand = base_operand(ctx, &src.register, component(src, c));
+    let mut out = Src::new(operand);
+    if src.absolute {
+        out = out.absolute();
+    }
+    if src.negate {
+        out = out.negated();
+    }
+    fold_const_mods(out)
+}
+
+/// A plain source equal to `src` with its float modifiers applied.
+pub fn apply_float_mods(ctx: &mut Ctx, src: Src) -> Src {
+    if !src.neg && !src.abs {
+        return src;
+    }
+    let src = fold_const_mods(src);
+    if !src.neg && !src.abs {
+        return src;
+    }
+    Src::new(ctx.builder().fadd(src, Src::konst(NEG_ZERO)))
+}
+
+/// Folds neg/abs into a constant operand.
+fn fold_const_mods(src: Src) -> Src {
+    match src.operand {
+        Operand::Const(bits) if src.neg || src.abs => {
+            let mut bits = bits;
+            if src.abs {
+                bits &= 0x7FFF_FFFF;
+            }
+            if src.neg {
+                bits ^= 0x8000_0000;
+            }
+            Src::konst(bits)
+        }
+        _ => src,
+    }
+}
+
+/// Source `k` as an integer operand: `-` is integer negation, `|x|` integer absolute value.
+pub fn isrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
+    let src = &inst.src[k];
+    let operand = base_operand(ctx, &src.register, component(src, c));
+    let (negate, absolute) = (src.negate, src.absolute);
+    if let Operand::Const(bits) = operand {
+        let mut v = bits as i32;
+        if absolute {
+            v = v.wrapping_abs();
+        }
+        if negate {
+            v = v.wrapping_neg();
+        }
+        return Src::konst(v as u32);
+    }
+    let mut value = Src::new(operand);
+    if absolute {
+        value = Src::new(ctx.builder().op(crate::valhall::Opcode::IABS_S32, &[value]));
+    }
+    if negate {
+        value = Src::new(ctx.builder().isub(Src::konst(0), value));
+    }
+    value
+}
+
+/// A value holding the source operand (registers stay as they are; constants, uniforms and
+/// specials are copied into a register). For operands used where only registers are allowed.
+pub fn to_value(ctx: &mut Ctx, src: Src) -> Value {
+    match src.operand {
+        Operand::Value(v) if src.is_plain() => v,
+        _ if src.is_plain() => ctx.builder().copy(src.operand),
+        _ => {
+            let plain = apply_float_mods(ctx, src);
+            to_value(ctx, plain)
+        }
+    }
+}
+
+/// The raw 32 bits of source `k`, channel `c` of its swizzle, ignoring modifiers (SWITCH
+/// selectors, CASE values are read through [`case_value`]).
+pub fn read_raw(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Value {
+    let src = &inst.src[k];
+    let operand = base_operand(ctx, &src.register, component(src, c));
+    to_value(ctx, Src::new(operand))
+}
+
+/// The constant value of a CASE label (its source must be an immediate or constant-foldable).
+pub fn case_value(ctx: &mut Ctx, inst: &Instruction) -> u32 {
+    let src = &inst.src[0];
+    match base_operand(ctx, &src.register, component(src, 0)) {
+        Operand::Const(bits) => bits,
+        _ => {
+            ctx.unsupported("CASE", "its value must be an immediate (IMM[n])");
+            0
+        }
+    }
+}
+
+/// The branch condition of IF (float: `x != 0.0`, so NaN is true and −0 false) or UIF
+/// (integer: `x != 0`), as a value that is zero exactly when the branch is not taken.
+pub fn condition(ctx: &mut Ctx, inst: &Instruction, float: bool) -> Value {
+    if float {
+        let x = fsrc(ctx, inst, 0, 0);
+        ctx.builder().fcmp(Condition::Ne, x, Src::konst(0), ResultType::M1)
+    } else {
+        let x = isrc(ctx, inst, 0, 0);
+        to_value(ctx, x)
+    }
+}
+
+// ---- Register files ---------------------------------------------------------------------------
+
+/// The operand holding component `comp` of a register (before modifiers).
+pub fn base_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
+    let c = comp.index();
+    match reg.file {
+        File::Immediate => match reg.index.indirect {
+            None => Operand::Const(ctx.imms.get(reg.index.value as usize).map_or(0, |v| v[c])),
+            Some(_) => {
+                let count = ctx.imms.len() as i64;
+                let idx = address(ctx, &reg.index);
+                let elements: Vec<Operand> = (0..count).map(|i| Operand::Const(ctx.imms[i as usize][c])).collect();
+                Operand::Value(select_chain(ctx, idx, 0, &elements))
+            }
+        },
+        File::Const => super::io::constant(ctx, reg, c),
+        File::Input => super::io::input(ctx, reg, c),
+        File::SystemValue => super::io::system_value(ctx, reg, c),
+        File::Temp | File::Output | File::Address | File::LegacyTempArray | File::LegacyLoop => {
+            match reg.index.indirect {
+                None => {
+                    let var = ctx.var(reg.file, i64::from(reg.index.value), c);
+                    Operand::Value(ctx.read_var(var))
+                }
+                Some(_) => {
+                    let (first, last) = array_range(ctx, reg.file, &reg.index);
+                    let idx = address(ctx, &reg.index);
+                    let elements: Vec<Operand> = (first..=last)
+                        .map(|i| {
+                            let var = ctx.var(reg.file, i, c);
+                            Operand::Value(ctx.read_var(var))
+                        })
+                        .collect();
+                    Operand::Value(select_chain(ctx, idx, first, &elements))
+                }
+            }
+        }
+        other => {
+            ctx.unsupported(
+                &format!("reading a {} register as a value", other.name()),
+                "this file holds no data values",
+            );
+            Operand::Const(0)
+        }
+    }
+}
+
+/// The value of an indirect bracket's index: address register component plus the offset.
+pub fn address(ctx: &mut Ctx, index: &Index) -> Value {
+    let Some(ind) = index.indirect else {
+        return ctx.builder().konst(index.value as u32);
+    };
+    let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
+    let base = base_operand(ctx, &reg, ind.component);
+    let base = to_value(ctx, Src::new(base));
+    if index.value == 0 { base } else { ctx.builder().iadd_imm(base, index.value as u32) }
+}
+
+/// `elements[idx - first]`, or 0 when `idx` is out of range, as a chain of CSELs.
+pub fn select_chain(ctx: &mut Ctx, idx: Value, first: i64, elements: &[Operand]) -> Value {
+    let mut result = ctx.builder().konst(0);
+    for (i, &e) in elements.iter().enumerate().rev() {
+        let key = Src::konst((first + i as i64) as u32);
+        result = ctx.builder().csel(false, Condition::Eq, Src::new(idx), key, Src::new(e), Src::new(result));
+    }
+    result
+}
+
+/// The register range an indirect access may touch: the declaration with the bracket's
+/// ArrayID, else the declaration containing the base index, else every declared register of
+/// the file.
+pub fn array_range(ctx: &mut Ctx, file: File, index: &Index) -> (i64, i64) {
+    let decls: Vec<_> = ctx.program.declarations().filter(|d| d.file == file).collect();
+    if index.array_id != 0
+        && let Some(d) = decls.iter().find(|d| d.array_id == Some(index.array_id))
+    {
+        return (i64::from(d.first), i64::from(d.last));
+    }
+    let base = i64::from(index.value);
+    if let Some(d) =
+        decls.iter().find(|d| (i64::from(d.first)..=i64::from(d.last)).contains(&base) && d.array_id.is_some())
+    {
+        return (i64::from(d.first), i64::from(d.last));
+    }
+    let first = decls.iter().map(|d| i64::from(d.first)).min().unwrap_or(0);
+    let last = decls.iter().map(|d| i64::from(d.last)).max().unwrap_or(0);
+    if matches!(decls.first().and_then(|d| d.resource.as_ref()), Some(ResourceDecl::ImmediateArray { .. })) {
+        return (first, last);
+    }
+    (first, last)
+}
+
+// ---- Destinations -----------------------------------------------------------------------------
+
+/// The variables a destination operand may write (for loop write sets).
+pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand) -> Vec<Var> {
+    let reg = &dst.register;
+    if !is_variable_file(reg.file) {
+        return Vec::new();
+    }
+    let range = match reg.index.indirect {
+        None => (i64::from(reg.index.value), i64::from(reg.index.value)),
+        Some(_) => array_range(ctx, reg.file, &reg.index),
+    };
+    let mut vars = Vec::new();
+    for i in range.0..=range.1 {
+        for c in dst.write_mask.components() {
+            vars.push(ctx.var(reg.file, i, c.index()));
+        }
+    }
+    vars
+}
+
+fn is_variable_file(file: File) -> bool {
+    matches!(file, File::Temp | File::Output | File::Address | File::LegacyTempArray | File::LegacyLoop)
+}
+
+/// Writes the channels of destination `k` that its write mask enables. `values[c]` is the
+/// result for channel c (`None` for channels the opcode leaves unwritten). Float results get
+/// the instruction's saturation and legacy modulation.
+pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>; 4], kind: Kind) {
+    let Some(dst) = inst.dst.get(k) else { return };
+    let reg = dst.register;
+    if reg.file == File::Null {
+        return;
+    }
+    if !is_variable_file(reg.file) {
+        ctx.unsupported(
+            &format!("writing a {} register", reg.file.name()),
+            "only TEMP, OUT and ADDR registers can be written",
+        );
+        return;
+    }
+    let mut finished = [None; 4];
+    for c in dst.write_mask.components() {
+        let Some(mut v) = values[c.index()] else { continue };
+        if kind == Kind::Float {
+            if let Some(m) = dst.modulate {
+                v = ctx.builder().fmul(v, Src::f32(m.factor()));
+            }
+            v = saturate(ctx, v, inst.saturate);
+        }
+        finished[c.index()] = Some(v);
+    }
+    match reg.index.indirect {
+        None => {
+            for (c, v) in finished.iter().enumerate() {
+                if let Some(v) = *v {
+                    let var = ctx.var(reg.file, i64::from(reg.index.value), c);
+                    ctx.ssa.write(var, v);
+                }
+            }
+        }
+        Some(_) => {
+            let (first, last) = array_range(ctx, reg.file, &reg.index);
+            let idx = address(ctx, &reg.index);
+            for i in first..=last {
+                for (c, v) in finished.iter().enumerate() {
+                    let Some(v) = *v else { continue };
+                    let var = ctx.var(reg.file, i, c);
+                    let old = ctx.read_var(var);
+                    let new = ctx.builder().csel(
+                        false,
+                        Condition::Eq,
+                        Src::new(idx),
+                        Src::konst(i as u32),
+                        Src::new(v),
+                        Src::new(old),
+                    );
+                    ctx.ssa.write(var, new);
+                }
+            }
+        }
+    }
+}
+
+/// Applies `_SAT` (clamp to [0, 1]) or legacy `_SATNV` (clamp to [−1, 1]) to a float result
+/// with an `FADD x, -0.0` carrying the clamp; the modifier-folding pass moves the clamp into the
+/// producer when that is the clamp's only user.
+pub fn saturate(ctx: &mut Ctx, v: Value, sat: Saturate) -> Value {
+    let clamp = match sat {
+        Saturate::None => return v,
+        Saturate::ZeroOne => Clamp::Clamp0_1,
+        Saturate::MinusPlusOne => Clamp::ClampM1_1,
+    };
+    ctx.builder().fclamp(v, clamp)
+}

@@ -1,0 +1,76 @@
+//! Removes blocks the entry cannot reach, with their φ arguments in the blocks they jumped to.
+
+use crate::ir::{Block, InstKind, Shader};
+
+pub fn run(shader: &mut Shader) -> bool {
+    let n = shader.blocks.len();
+    let mut reachable = vec![false; n];
+    let mut work = vec![Block(0)];
+    reachable[0] = true;
+    while let Some(b) = work.pop() {
+        for s in shader.succs(b).collect::<Vec<_>>() {
+            if !reachable[s.index()] {
+                reachable[s.index()] = true;
+                work.push(s);
+            }
+        }
+    }
+    if reachable.iter().all(|&r| r) {
+        return false;
+    }
+    // Drop dead predecessors and the matching φ arguments.
+    for b in 0..n {
+        if !reachable[b] {
+            continue;
+        }
+        let preds = shader.blocks[b].preds.clone();
+        if preds.iter().all(|p| reachable[p.index()]) {
+            continue;
+        }
+        let keep: Vec<bool> = preds.iter().map(|p| reachable[p.index()]).collect();
+        for id in shader.block_insts(Block(b as u32)).collect::<Vec<_>>() {
+            if shader.inst(id).kind != InstKind::Phi {
+                break;
+            }
+            let args: Vec<_> =
+                shader.get(shader.inst(id).args).iter().zip(&keep).filter(|(_, k)| **k).map(|(a, _)| *a).collect();
+            let list = shader.list(&args);
+            shader.inst_mut(id).args = list;
+        }
+        shader.blocks[b].preds.retain(|p| reachable[p.index()]);
+    }
+    // Remove the dead blocks: move them to the end of the layout, then truncate.
+    let order: Vec<Block> = (0..n as u32).map(Block).filter(|b| reachable[b.index()]).collect();
+    let live = order.len();
+    for (b, &live) in reachable.iter().enumerate() {
+        if !live {
+            for id in shader.blocks[b].insts.clone() {
+                shader.inst_mut(id).dead = true;
+            }
+            shader.blocks[b].preds.clear();
+        }
+    }
+    shader.reorder_blocks(&order);
+    shader.blocks.truncate(live);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::{parse, print};
+
+    #[test]
+    fn removes_dead_blocks_and_their_phi_arguments() {
+        let mut s = parse(
+            "fragment shader\nblock0:\n    %0 = copy #0x1\n    jump block2\nblock1:\n    %1 = copy #0x2\n    jump block2\nblock2:\n    %2 = phi [%0, block0], [%1, block1]\n    end\n",
+        )
+        .unwrap();
+        assert!(run(&mut s));
+        assert_eq!(
+            print(&s),
+            "fragment shader\nblock0:\n    %0 = copy #0x1\n    jump block1\nblock1:                    ; preds: block0\n    %2 = phi [%0, block0]\n    end\n"
+        );
+        assert!(!run(&mut s));
+    }
+}
