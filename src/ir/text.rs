@@ -109,7 +109,6 @@ pub fn write_inst(out: &mut String, shader: &Shader, block: Block, inst: &Inst) 
         InstKind::Machine => {
             let info = inst.mach.info();
             write_mnemonic(out, &inst.mach);
-            out.push(' ');
             let mut items: Vec<String> = Vec::new();
             for (k, s) in info.staging.iter().enumerate() {
                 if !s.write {
@@ -129,7 +128,10 @@ pub fn write_inst(out: &mut String, shader: &Shader, block: Block, inst: &Inst) 
                 write_imm(&mut text, &inst.mach, k);
                 items.push(text);
             }
-            out.push_str(&items.join(", "));
+            if !items.is_empty() {
+                out.push(' ');
+                out.push_str(&items.join(", "));
+            }
         }
     }
 }

@@ -1,5 +1,52 @@
 //! Optimisation passes, one per file. Each is `run(&mut Shader) -> bool` (whether it changed
 //! anything) and keeps the IR valid; [`crate::ir::verify::verify_after`] checks that in tests
-//! and debug builds.
+//! and debug builds. [`optimize`] is the pipeline.
 
+pub mod copy_prop;
+pub mod cse;
+pub mod dce;
+pub mod fma;
+pub mod mod_fold;
 pub mod unreachable;
+
+use crate::ir::Shader;
+use crate::ir::verify::verify_after;
+
+/// Optimisation options.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Contract a multiply feeding an add into one FMA (changes rounding; off for `_PRECISE`).
+    pub contract: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { contract: true }
+    }
+}
+
+/// Runs the passes to a fixed point (bounded: each round is linear, and rounds stop as soon as
+/// nothing changes; a handful suffice).
+pub fn optimize(shader: &mut Shader, options: &Options) {
+    for _ in 0..8 {
+        let mut changed = false;
+        changed |= step(shader, "copy_prop", copy_prop::run);
+        changed |= step(shader, "mod_fold", mod_fold::run);
+        if options.contract {
+            changed |= step(shader, "fma", fma::run);
+        }
+        changed |= step(shader, "cse", cse::run);
+        changed |= step(shader, "dce", dce::run);
+        if !changed {
+            break;
+        }
+    }
+}
+
+fn step(shader: &mut Shader, name: &str, pass: fn(&mut Shader) -> bool) -> bool {
+    let changed = pass(shader);
+    if changed {
+        verify_after(shader, name);
+    }
+    changed
+}

@@ -1,0 +1,84 @@
+//! Contraction: `FADD a, (p · q)` where the product is a plain multiply (`FMA p, q, -0.0`)
+//! read only by this add becomes `FMA p, q, a`. This skips the product's rounding, so it is
+//! off when the shader must be exact (`opt::Options::contract`).
+
+use crate::ir::builder::NEG_ZERO;
+use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::valhall::tables::Clamp;
+use crate::valhall::{Instr, Opcode};
+
+pub fn run(shader: &mut Shader) -> bool {
+    let mut uses = vec![0u32; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for id in shader.block_insts(Block(b as u32)) {
+            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
+        }
+        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
+            uses[cond.index()] += 1;
+        }
+    }
+    let multiply = |shader: &Shader, v: Value| -> Option<(Src, Src)> {
+        let inst = shader.inst(shader.values[v.index()].def?);
+        let plain_mul = inst.kind == InstKind::Machine
+            && !inst.dead
+            && inst.mach.opcode == Opcode::FMA_F32
+            && inst.mach.clamp() == Some(Clamp::None)
+            && inst.srcs[2].operand == Operand::Const(NEG_ZERO)
+            && inst.srcs[2].is_plain();
+        plain_mul.then_some((inst.srcs[0], inst.srcs[1]))
+    };
+    let mut changed = false;
+    for b in 0..shader.blocks.len() {
+        for i in 0..shader.blocks[b].insts.len() {
+            let id = shader.blocks[b].insts[i];
+            let inst = *shader.inst(id);
+            if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
+                continue;
+            }
+            for (m, other) in [(1usize, 0usize), (0, 1)] {
+                let src = inst.srcs[m];
+                let Operand::Value(v) = src.operand else { continue };
+                if src.abs || src.swizzle != 0 || uses[v.index()] != 1 {
+                    continue;
+                }
+                let Some((p, q)) = multiply(shader, v) else { continue };
+                let p = if src.neg { p.negated() } else { p };
+                let mut mach = Instr::new(Opcode::FMA_F32);
+                let _ = mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None));
+                mach.flow = inst.mach.flow;
+                let fused = shader.inst_mut(id);
+                *fused =
+                    crate::ir::Inst { srcs: [p, q, inst.srcs[other], Src::NONE], ..crate::ir::Inst::machine(mach) };
+                fused.dests = inst.dests;
+                let def = shader.values[v.index()].def.expect("checked");
+                shader.inst_mut(def).dead = true;
+                changed = true;
+                break;
+            }
+        }
+    }
+    if changed {
+        shader.compact();
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::{parse, print};
+
+    #[test]
+    fn contracts_single_use_products() {
+        let mut s = parse(
+            "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %1, %2.neg\n    %4 = FMA.f32 %0, %0, #0x80000000\n    %5 = FADD.f32 %4, %4\n    STORE.i64.slot0 @%3:%5, %0:%1, offset:0\n    end\n",
+        )
+        .unwrap();
+        assert!(run(&mut s));
+        crate::ir::verify::verify(&s).unwrap();
+        assert_eq!(
+            print(&s),
+            "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n    %3 = FMA.f32.clamp_0_1 %0.neg, %1, %1\n    %4 = FMA.f32 %0, %0, #0x80000000\n    %5 = FADD.f32 %4, %4\n    STORE.i64.slot0 @%3:%5, %0:%1, offset:0\n    end\n"
+        );
+    }
+}

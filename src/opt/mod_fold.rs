@@ -1,0 +1,174 @@
+//! Modifier folding (Mesa's "mod props"):
+//!
+//! * a stand-alone negate/absolute value `%y = FADD.f32 %x.mods, #-0.0` (no clamp) is folded
+//!   into every consumer source that has abs/neg fields and no swizzle: the consumer reads
+//!   `%x` with the composed modifiers;
+//! * a stand-alone saturate `%y = FADD.f32.clampK %x, #-0.0` whose `%x` comes from an
+//!   instruction with a free clamp field, and is read only there, moves the clamp into that
+//!   producer;
+//! * `FADD.f32 %x, #-0.0` with nothing at all is `%x`.
+//!
+//! `x + (−0) = x` for every x (NaN payloads aside), so these are exact.
+
+use crate::ir::builder::NEG_ZERO;
+use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::valhall::Opcode;
+use crate::valhall::tables::Clamp;
+
+/// `%y = FADD.f32 src, #-0.0` with the given clamp: returns (src, clamp).
+fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
+    let inst = shader.inst(shader.values[v.index()].def?);
+    if inst.dead || inst.kind != InstKind::Machine || inst.mach.opcode != Opcode::FADD_F32 {
+        return None;
+    }
+    let addend = inst.srcs[1];
+    if addend.operand != Operand::Const(NEG_ZERO) || !addend.is_plain() || inst.srcs[0].swizzle != 0 {
+        return None;
+    }
+    Some((inst.srcs[0], inst.mach.clamp()?))
+}
+
+pub fn run(shader: &mut Shader) -> bool {
+    let mut changed = false;
+    let mut uses = vec![0u32; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for id in shader.block_insts(Block(b as u32)) {
+            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
+        }
+        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
+            uses[cond.index()] += 1;
+        }
+    }
+    let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for i in 0..shader.blocks[b].insts.len() {
+            let id = shader.blocks[b].insts[i];
+            let mut inst = *shader.inst(id);
+            if inst.dead || !inst.is_machine() {
+                continue;
+            }
+            let info = inst.mach.info();
+            let mut touched = false;
+            for (k, sinfo) in info.srcs.iter().enumerate() {
+                let src = inst.srcs[k];
+                let Operand::Value(y) = src.operand else { continue };
+                let Some((inner, Clamp::None)) = negzero_add(shader, y) else { continue };
+                let float_mods_ok = sinfo.neg.is_some() && sinfo.abs.is_some();
+                let plain_inner = !inner.not && inner.widen == 0 && inner.lane == 0 && inner.swizzle == 0;
+                if !plain_inner || src.swizzle != 0 || src.widen != 0 || src.lane != 0 || src.not {
+                    continue;
+                }
+                if !float_mods_ok && (inner.neg || inner.abs) {
+                    continue;
+                }
+                // consumer(neg2, abs2) ∘ inner(neg1, abs1)
+                let (neg, abs) = if src.abs { (src.neg, true) } else { (src.neg ^ inner.neg, inner.abs) };
+                if (neg || abs) && !float_mods_ok {
+                    continue;
+                }
+                inst.srcs[k] = Src { operand: inner.operand, neg, abs, ..src };
+                touched = true;
+            }
+            if touched {
+                shader.inst_mut(id).srcs = inst.srcs;
+                changed = true;
+            }
+            // Clamp into the single-use producer, or an empty FADD into its source.
+            if inst.mach.opcode == Opcode::FADD_F32
+                && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
+                && inst.srcs[1].is_plain()
+            {
+                let dest = shader.get(inst.dests)[0];
+                let src = inst.srcs[0];
+                let clamp = inst.mach.clamp().unwrap_or(Clamp::None);
+                let Operand::Value(x) = src.operand else { continue };
+                if !src.is_plain() {
+                    continue;
+                }
+                if clamp == Clamp::None {
+                    replace[dest.index()] = Some(x);
+                    shader.inst_mut(id).dead = true;
+                    changed = true;
+                    continue;
+                }
+                if uses[x.index()] != 1 {
+                    continue;
+                }
+                let Some(def) = shader.values[x.index()].def else { continue };
+                let producer = shader.inst_mut(def);
+                if producer.is_machine()
+                    && producer.mach.clamp() == Some(Clamp::None)
+                    && producer.mach.set_clamp(clamp).is_ok()
+                {
+                    replace[dest.index()] = Some(x);
+                    shader.inst_mut(id).dead = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    if replace.iter().any(Option::is_some) {
+        let resolve = |mut v: Value| {
+            while let Some(w) = replace[v.index()] {
+                v = w;
+            }
+            v
+        };
+        shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
+        shader.compact();
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::{parse, print};
+
+    fn check(input: &str, expected: &str) {
+        let mut s = parse(input).unwrap();
+        run(&mut s);
+        crate::opt::dce::run(&mut s);
+        crate::ir::verify::verify(&s).unwrap();
+        assert_eq!(print(&s), expected);
+    }
+
+    const HEAD: &str = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n";
+
+    #[test]
+    fn negation_and_absolute_value_fold_into_consumers() {
+        check(
+            &format!(
+                "{HEAD}    %2 = FADD.f32 %0.neg, #0x80000000\n    %3 = FADD.f32 %2.abs, #0x80000000\n    %4 = FMA.f32 %2, %3.neg, %1\n    STORE.i32.slot0 @%4, %0:%1, offset:0\n    end\n"
+            ),
+            &format!(
+                "{HEAD}    %4 = FMA.f32 %0.neg, %0.neg.abs, %1\n    STORE.i32.slot0 @%4, %0:%1, offset:0\n    end\n"
+            ),
+        );
+    }
+
+    #[test]
+    fn saturate_moves_into_a_single_use_producer() {
+        check(
+            &format!(
+                "{HEAD}    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+            ),
+            &format!(
+                "{HEAD}    %2 = FMA.f32.clamp_0_1 %0, %1, #0x80000000\n    STORE.i32.slot0 @%2, %0:%1, offset:0\n    end\n"
+            ),
+        );
+        // Two users: the producer keeps its unclamped result.
+        let two = format!(
+            "{HEAD}    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i64.slot0 @%3:%2, %0:%1, offset:0\n    end\n"
+        );
+        check(&two, &two);
+    }
+
+    #[test]
+    fn integer_sources_do_not_take_float_modifiers() {
+        let input = format!(
+            "{HEAD}    %2 = FADD.f32 %0.neg, #0x80000000\n    %3 = IADD.s32 %2, %1\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        );
+        check(&input, &input);
+    }
+}
