@@ -17,6 +17,7 @@ pub mod diag;
 pub mod emit;
 pub mod exec;
 pub mod ir;
+pub mod legalize;
 pub mod lower;
 pub mod opt;
 pub mod tgsi;

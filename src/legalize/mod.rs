@@ -1,0 +1,291 @@
+//! Legalisation: after it, every machine instruction can be encoded once registers are
+//! assigned (the back end's input contract, docs/backend.md).
+//!
+//! 1. Additions of a constant that is not in the immediate table become `IADD_IMM.i32` /
+//!    `FADD_IMM.f32` (Mesa's `va_optimize`): the constant rides in the instruction.
+//! 2. Every constant source is encoded through the immediate table ([`imm::encode`]); a constant
+//!    that cannot be is materialised with a `copy` right before its user (CSE merges repeats).
+//! 3. The FAU limits of the hardware (one FAU page, at most two distinct 32-bit words counting
+//!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
+//!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
+//!    operands into registers, last source first.
+
+pub mod imm;
+
+use crate::ir::builder::Builder;
+use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
+use crate::valhall::tables::{SrcInfo, WidenKind};
+use crate::valhall::{Base, Instr, Opcode};
+
+/// Legalises every machine instruction of the shader.
+pub fn run(shader: &mut Shader) {
+    for b in 0..shader.blocks.len() {
+        let mut i = 0;
+        while i < shader.blocks[b].insts.len() {
+            let id = shader.blocks[b].insts[i];
+            let inst = *shader.inst(id);
+            if inst.dead || !inst.is_machine() {
+                i += 1;
+                continue;
+            }
+            let before = shader.blocks[b].insts.len();
+            fuse_immediate_add(shader, id);
+            encode_constants(shader, Block(b as u32), i, id);
+            // Copies were inserted before the instruction: find it again.
+            let inserted = shader.blocks[b].insts.len() - before;
+            let at = i + inserted;
+            let before = shader.blocks[b].insts.len();
+            enforce_fau_limits(shader, Block(b as u32), at, id);
+            let inserted2 = shader.blocks[b].insts.len() - before;
+            i = at + inserted2 + 1;
+        }
+    }
+}
+
+/// Whether narrow selects (`.b0`, `.h1`, …) of this instruction's integer sources
+/// sign-extend: everything but explicitly unsigned operations.
+fn signed_widen(opcode: Opcode) -> bool {
+    let name = opcode.name();
+    !name.contains(".u") && !name.starts_with("U")
+}
+
+/// The 32-bit value a constant source reads once its modifiers apply.
+fn effective_value(src: &Src, info: &SrcInfo) -> u32 {
+    let Operand::Const(mut c) = src.operand else { return 0 };
+    // Narrow selects first (they pick part of the table word), then float neg/abs.
+    if src.widen != 0
+        && let Some(f) = info.widen
+    {
+        let index = src.widen;
+        match (info.widen_kind, f.values.info().name(index)) {
+            (WidenKind::Lanes, _) if (4..8).contains(&index) => c = (c >> (8 * (index - 4))) & 0xFF,
+            (WidenKind::Widen, Some(name)) if info.size == 32 => {
+                c = match name {
+                    "h0" => c & 0xFFFF,
+                    "h1" => c >> 16,
+                    "b0" => c & 0xFF,
+                    "b1" => (c >> 8) & 0xFF,
+                    "b2" => (c >> 16) & 0xFF,
+                    "b3" => c >> 24,
+                    _ => c,
+                };
+            }
+            _ => {}
+        }
+    }
+    if info.size == 32 && info.float && info.swizzle.is_some() && src.swizzle != info.default_swizzle() {
+        let half = if src.swizzle == 1 { c & 0xFFFF } else { c >> 16 };
+        c = half::f16::from_bits(half as u16).to_f32().to_bits();
+    }
+    if src.abs {
+        c &= 0x7FFF_FFFF;
+    }
+    if src.neg {
+        c ^= 0x8000_0000;
+    }
+    c
+}
+
+/// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
+/// in the table and nothing else (modifiers, saturation, clamp) is in the way.
+fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
+    let inst = *shader.inst(id);
+    let op = inst.mach.opcode;
+    let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
+    if !is_int && !is_float {
+        return;
+    }
+    if is_int && inst.mach.flag("saturate") == Some(true) {
+        return;
+    }
+    if is_float && inst.mach.clamp() != Some(crate::valhall::tables::Clamp::None) {
+        return;
+    }
+    let info = inst.mach.info();
+    for (c, other) in [(1usize, 0usize), (0, 1)] {
+        let (k, x) = (inst.srcs[c], inst.srcs[other]);
+        let Operand::Const(value) = k.operand else { continue };
+        if !k.is_plain() || !x.is_plain() || matches!(x.operand, Operand::Const(_)) {
+            continue;
+        }
+        if imm::encode(value, &info.srcs[c], signed_widen(op)).is_some() {
+            return;
+        }
+        let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
+        let _ = mach.set_imm("constant", i64::from(value));
+        mach.flow = inst.mach.flow;
+        let mut fused = Inst::machine(mach);
+        fused.dests = inst.dests;
+        fused.srcs[0] = x;
+        *shader.inst_mut(id) = fused;
+        return;
+    }
+}
+
+fn encode_constants(shader: &mut Shader, block: Block, index: usize, id: InstId) {
+    let inst = *shader.inst(id);
+    let info = inst.mach.info();
+    let signed = signed_widen(inst.mach.opcode);
+    let mut srcs = inst.srcs;
+    let mut b = Builder::before(shader, block, index);
+    for (k, sinfo) in info.srcs.iter().enumerate() {
+        let src = srcs[k];
+        if !matches!(src.operand, Operand::Const(_)) {
+            continue;
+        }
+        let value = effective_value(&src, sinfo);
+        if let Some(e) = imm::encode(value, sinfo, signed) {
+            srcs[k] = Src {
+                operand: Operand::Const(e.entry),
+                neg: e.neg,
+                abs: false,
+                not: src.not,
+                swizzle: e.swizzle,
+                widen: e.widen,
+                lane: src.lane,
+            };
+            continue;
+        }
+        srcs[k] = if sinfo.size == 64 {
+            let lo = b.konst(value);
+            let hi = b.konst(0);
+            Src { operand: Operand::Pair(lo, hi), ..identity_source(sinfo, src) }
+        } else {
+            let v = b.konst(value);
+            Src { operand: Operand::Value(v), ..identity_source(sinfo, src) }
+        };
+    }
+    shader.inst_mut(id).srcs = srcs;
+}
+
+/// A register source reading the whole 32-bit value (or its low byte for lane sources), keeping
+/// only the `not` flag and lane field of `src`.
+fn identity_source(info: &SrcInfo, src: Src) -> Src {
+    let widen = if info.widen_kind == WidenKind::Lanes { 4 } else { 0 };
+    Src {
+        operand: Operand::None,
+        neg: false,
+        abs: false,
+        not: src.not,
+        swizzle: info.default_swizzle(),
+        widen,
+        lane: src.lane,
+    }
+}
+
+/// The machine instruction with placeholder registers, for checking FAU rules.
+fn probe(shader: &Shader, inst: &Inst) -> Instr {
+    let info = inst.mach.info();
+    let mut mach = inst.mach;
+    for (k, sinfo) in info.srcs.iter().enumerate() {
+        let base = match inst.srcs[k].operand {
+            Operand::Const(c) => {
+                Base::Immediate(crate::valhall::tables::IMMEDIATES.iter().position(|e| e.0 == c).unwrap_or(0) as u8)
+            }
+            Operand::Uniform(u) => Base::Uniform(u),
+            Operand::Special(s) => Base::Special(s),
+            _ => Base::Register(if sinfo.size == 64 { 2 * k as u8 } else { k as u8 }),
+        };
+        mach.srcs[k] = inst.srcs[k].to_machine(base);
+    }
+    let _ = shader;
+    mach
+}
+
+fn violates(mach: &Instr) -> bool {
+    if mach.check_hardware_rules().is_err() {
+        return true;
+    }
+    // Mesa's extra rule: a page-1/page-3 special never shares an instruction with a table
+    // constant (table entries are read on page 0).
+    let special_page = mach.sources().iter().find_map(|s| match s.base {
+        Base::Special(sp) if sp.page != 0 => Some(sp.page),
+        _ => None,
+    });
+    special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
+}
+
+fn enforce_fau_limits(shader: &mut Shader, block: Block, index: usize, id: InstId) {
+    let mut at = index;
+    for _ in 0..4 {
+        let inst = *shader.inst(id);
+        if !violates(&probe(shader, &inst)) {
+            return;
+        }
+        // Move the last FAU-reading source into a register.
+        let info = inst.mach.info();
+        let Some(k) = (0..info.srcs.len())
+            .rev()
+            .find(|&k| matches!(inst.srcs[k].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)))
+        else {
+            return;
+        };
+        let src = inst.srcs[k];
+        let sinfo = &info.srcs[k];
+        let mut b = Builder::before(shader, block, at);
+        let operand = if sinfo.size == 64 {
+            let (lo, hi): (Value, Value) = match src.operand {
+                Operand::Uniform(u) => (b.copy(Operand::Uniform(u)), b.copy(Operand::Uniform(u + 1))),
+                Operand::Special(s) => {
+                    let high = crate::valhall::Special { high: true, ..s };
+                    (b.copy(Operand::Special(s)), b.copy(Operand::Special(high)))
+                }
+                other => (b.copy(other), b.konst(0)),
+            };
+            Operand::Pair(lo, hi)
+        } else {
+            Operand::Value(b.copy(src.operand))
+        };
+        at += if sinfo.size == 64 { 2 } else { 1 };
+        shader.inst_mut(id).srcs[k] = Src { operand, ..src };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::text::{parse, print};
+
+    fn check(input: &str, expected: &str) {
+        let mut s = parse(input).unwrap();
+        run(&mut s);
+        crate::ir::verify::verify(&s).unwrap();
+        assert_eq!(print(&s), expected);
+    }
+
+    const HEAD: &str = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n";
+
+    #[test]
+    fn constants_use_the_table_or_fuse() {
+        check(
+            &format!(
+                "{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    %3 = FMA.f32 %0, #0x40000000, #0x80000000\n    %4 = FADD.f32 %1, #0x12345678\n    %5 = IADD.s32 %1, #0x10\n    %6 = IADD.s32 %1, #0x10000\n    end\n"
+            ),
+            &format!(
+                "{HEAD}    %2 = FADD.f32 %0, #0x3F800000.neg\n    %3 = FMA.f32 %0, #0x40000000, #0x0.neg\n    %4 = FADD_IMM.f32 %1, #0x12345678\n    %5 = IADD.s32 %1, #0x13121110.b0\n    %6 = IADD_IMM.i32 %1, #0x10000\n    end\n"
+            ),
+        );
+    }
+
+    #[test]
+    fn unencodable_constants_are_materialised() {
+        check(
+            &format!("{HEAD}    %2 = CSEL.u32.eq %0, #0x5, %1, #0x12345678\n    end\n"),
+            &format!(
+                "{HEAD}    %3 = copy #0x5\n    %4 = copy #0x12345678\n    %2 = CSEL.u32.eq %0, %3, %1, %4\n    end\n"
+            ),
+        );
+    }
+
+    #[test]
+    fn fau_limits_move_operands_to_registers() {
+        // Two uniform slots and three words: the last ones move to registers.
+        check(
+            &format!("{HEAD}    %2 = FMA.f32 u0, u4, #0x3F800000\n    end\n"),
+            &format!("{HEAD}    %3 = copy #0x3F800000\n    %4 = copy u4\n    %2 = FMA.f32 u0, %4, %3\n    end\n"),
+        );
+        // One 64-bit slot, two words: fine.
+        let ok = format!("{HEAD}    %2 = FADD.f32 u0, u1\n    end\n");
+        check(&ok, &ok);
+    }
+}
