@@ -13,6 +13,7 @@
 //! values or [`diag::Diagnostics`]; only the `tgsi2va` binary talks to the terminal.
 #![forbid(unsafe_code)]
 
+pub mod compile;
 pub mod diag;
 pub mod emit;
 pub mod exec;

@@ -6,6 +6,7 @@ pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod fma;
+pub mod merge_blocks;
 pub mod mod_fold;
 pub mod unreachable;
 
@@ -30,6 +31,7 @@ impl Default for Options {
 pub fn optimize(shader: &mut Shader, options: &Options) {
     for _ in 0..8 {
         let mut changed = false;
+        changed |= step(shader, "merge_blocks", merge_blocks::run);
         changed |= step(shader, "copy_prop", copy_prop::run);
         changed |= step(shader, "mod_fold", mod_fold::run);
         if options.contract {
