@@ -23,6 +23,7 @@ mod io;
 mod memory;
 mod operand;
 mod ssa;
+pub mod support;
 mod texture;
 mod transcendental;
 
@@ -172,6 +173,8 @@ pub(crate) struct Ctx<'p> {
     subs: HashMap<usize, usize>,
     /// Subroutines being inlined (to reject recursion).
     call_stack: Vec<usize>,
+    /// Hidden iteration counters of open REP loops.
+    rep_counters: Vec<Var>,
     /// IMM[n] values.
     pub imms: Vec<[u32; 4]>,
     pub fau: FauLayout,
@@ -201,6 +204,7 @@ impl<'p> Ctx<'p> {
             constructs: Vec::new(),
             subs: HashMap::new(),
             call_stack: Vec::new(),
+            rep_counters: Vec::new(),
             imms,
             fau: FauLayout::default(),
             io: io::IoState::default(),
@@ -446,7 +450,20 @@ impl<'p> Ctx<'p> {
                 self.switch_to(else_block);
             }
             Opcode::Endif => self.end_if(),
-            Opcode::Bgnloop => self.begin_loop(pc),
+            Opcode::Bgnloop => self.begin_loop(pc, &[]),
+            Opcode::Bgnfor => self.begin_for(pc),
+            Opcode::Endfor => self.end_for(),
+            Opcode::Rep => self.begin_rep(pc),
+            Opcode::Endrep => self.end_rep(),
+            Opcode::Breakc => {
+                let cond = operand::condition(self, inst, false);
+                self.break_if(cond, true);
+            }
+            Opcode::Ifc => self.unsupported("IFC", "its comparison was never specified by any Mesa release"),
+            Opcode::Callnz => self.unsupported("CALLNZ", "TGSI text cannot name its call target"),
+            Opcode::Loop | Opcode::EndloopLegacy => {
+                self.unsupported(inst.opcode.name(), "the Mesa 7.5 NV loop has no operands to give it a count")
+            }
             Opcode::Endloop => self.end_loop(),
             Opcode::Brk => self.brk(),
             Opcode::Cont => self.cont(),
@@ -541,9 +558,14 @@ impl<'p> Ctx<'p> {
         vars
     }
 
-    fn begin_loop(&mut self, pc: usize) {
+    fn begin_loop(&mut self, pc: usize, extra: &[Var]) {
         let end = self.end_of[pc];
-        let written = self.written_in(pc + 1, end, &mut Vec::new());
+        let mut written = self.written_in(pc + 1, end, &mut Vec::new());
+        for &v in extra {
+            if !written.contains(&v) {
+                written.push(v);
+            }
+        }
         let preheader = self.block;
         let header = self.new_block();
         let exit = self.new_block();
@@ -656,6 +678,91 @@ impl<'p> Ctx<'p> {
             };
             self.ssa.write(var, value);
         }
+    }
+
+    /// Leaves the innermost loop when `cond` is non-zero (`when_nonzero`) or zero.
+    fn break_if(&mut self, cond: Value, when_nonzero: bool) {
+        let leave = self.new_block();
+        let stay = self.new_block();
+        self.shader.set_terminator(
+            self.block,
+            Terminator::Branch { cond, if_zero: !when_nonzero, taken: leave, fallthrough: stay },
+        );
+        self.switch_to(leave);
+        self.brk();
+        // `brk` continues in an unreachable block: close it.
+        self.shader.set_terminator(self.block, Terminator::Jump(stay));
+        self.switch_to(stay);
+    }
+
+    /// Legacy `BGNFOR dst, src`: `dst.xyz = floor(src.xyz)` as (index, count, step); the body is
+    /// skipped while the count is not positive.
+    fn begin_for(&mut self, pc: usize) {
+        let inst = self.insts[pc];
+        let mut values = [None; 4];
+        for (c, v) in values.iter_mut().enumerate().take(3) {
+            let x = operand::fsrc(self, inst, 0, c);
+            let floor = self.builder().fround(x, crate::valhall::tables::RoundMode::Rtn);
+            *v = Some(self.builder().f2i(true, floor, crate::valhall::tables::RoundMode::Rtz));
+        }
+        operand::write(self, inst, 0, values, operand::Kind::Int);
+        self.begin_loop(pc, &[]);
+        let count = operand::dst_component(self, inst, 1);
+        let positive = self.builder().icmp(
+            true,
+            crate::valhall::tables::Condition::Gt,
+            count,
+            crate::ir::Src::konst(0),
+            crate::valhall::tables::ResultType::M1,
+        );
+        self.break_if(positive, false);
+    }
+
+    /// Legacy `ENDFOR dst`: `dst.x += dst.z`, `dst.y -= 1`, back to the loop head.
+    fn end_for(&mut self) {
+        let inst = self.insts[self.current];
+        let (index, step, count) = (
+            operand::dst_component(self, inst, 0),
+            operand::dst_component(self, inst, 2),
+            operand::dst_component(self, inst, 1),
+        );
+        let next = self.builder().iadd(index, step);
+        let left = self.builder().iadd_imm(count, u32::MAX);
+        let mut values = [None; 4];
+        values[0] = Some(next);
+        values[1] = Some(left);
+        operand::write_all_channels(self, inst, 0, values);
+        self.end_loop();
+    }
+
+    /// Legacy `REP src`: repeat the body `src.x` times (a hidden counter).
+    fn begin_rep(&mut self, pc: usize) {
+        let inst = self.insts[pc];
+        let count = operand::isrc(self, inst, 0, 0);
+        let count = operand::to_value(self, count);
+        let counter = self.ssa.new_var();
+        self.ssa.write(counter, count);
+        self.rep_counters.push(counter);
+        self.begin_loop(pc, &[counter]);
+        let now = self.read_var(counter);
+        let positive = self.builder().icmp(
+            true,
+            crate::valhall::tables::Condition::Gt,
+            now,
+            crate::ir::Src::konst(0),
+            crate::valhall::tables::ResultType::M1,
+        );
+        self.break_if(positive, false);
+    }
+
+    fn end_rep(&mut self) {
+        let Some(counter) = self.rep_counters.pop() else {
+            return self.unsupported("ENDREP", "it does not close a REP");
+        };
+        let now = self.read_var(counter);
+        let left = self.builder().iadd_imm(now, u32::MAX);
+        self.ssa.write(counter, left);
+        self.end_loop();
     }
 
     fn begin_switch(&mut self, pc: usize) {

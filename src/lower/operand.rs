@@ -327,6 +327,25 @@ pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>
     }
 }
 
+/// The current value of channel `c` of destination 0's register (legacy loop registers whose
+/// instructions read their own destination).
+pub fn dst_component(ctx: &mut Ctx, inst: &Instruction, c: usize) -> Value {
+    let reg = inst.dst[0].register;
+    let base = base_operand(ctx, &reg, Component::ALL[c]);
+    to_value(ctx, Src::new(base))
+}
+
+/// Writes `values` to destination `k` ignoring its write mask (legacy loop registers).
+pub fn write_all_channels(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>; 4]) {
+    let reg = inst.dst[k].register;
+    for (c, v) in values.iter().enumerate() {
+        if let Some(v) = *v {
+            let var = ctx.var(reg.file, i64::from(reg.index.value), c);
+            ctx.ssa.write(var, v);
+        }
+    }
+}
+
 /// Applies `_SAT` (clamp to [0, 1]) or legacy `_SATNV` (clamp to [−1, 1]) to a float result
 /// with an `FADD x, -0.0` carrying the clamp; the modifier-folding pass moves the clamp into the
 /// producer when that is the clamp's only user.
