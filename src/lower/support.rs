@@ -94,9 +94,7 @@ pub fn probe_text(opcode: Opcode) -> Option<String> {
         Opcode::Loop | Opcode::EndloopLegacy => body.extend(["LOOP".into(), "ENDLOOP".into()]),
         _ => body.push(line),
     }
-    if stage == Processor::Frag {
-        body.push("MOV OUT[0], TEMP[0]".into());
-    } else if stage == Processor::Vert {
+    if matches!(stage, Processor::Frag | Processor::Vert) {
         body.push("MOV OUT[0], TEMP[0]".into());
     }
     body.push("END".into());
