@@ -129,7 +129,7 @@ impl<'a> Parser<'a> {
             Processor::TessCtrl | Processor::TessEval => 32,
             _ => 0,
         };
-        let mut statements = Vec::with_capacity(self.src.len() / 32);
+        let mut statements = Vec::with_capacity(self.src.len() / 48);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();
@@ -193,19 +193,23 @@ impl<'a> Parser<'a> {
     // -----------------------------------------------------------------------------------------
     // Cursor primitives
 
+    #[inline]
     fn peek(&self) -> u8 {
         self.src.get(self.pos).copied().unwrap_or(0)
     }
 
+    #[inline]
     fn peek_at(&self, offset: usize) -> u8 {
         self.src.get(self.pos + offset).copied().unwrap_or(0)
     }
 
+    #[inline]
     fn at_end(&self) -> bool {
         self.pos >= self.src.len()
     }
 
     /// Skips white space; says whether there was any.
+    #[inline]
     fn skip_ws(&mut self) -> bool {
         let start = self.pos;
         while self.src.get(self.pos).is_some_and(|&c| is_ws(c)) {
@@ -215,6 +219,7 @@ impl<'a> Parser<'a> {
     }
 
     /// The identifier run (`[A-Za-z0-9_]*`) starting at `pos`.
+    #[inline]
     fn word_at(&self, pos: usize) -> &'a [u8] {
         let src: &'a [u8] = self.src;
         let rest = src.get(pos..).unwrap_or(&[]);
@@ -223,6 +228,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads the identifier at the cursor: its text and span.
+    #[inline]
     fn word(&mut self) -> (&'a [u8], Span) {
         let start = self.pos;
         let word = self.word_at(start);
@@ -235,32 +241,53 @@ impl<'a> Parser<'a> {
     }
 
     /// Consumes `c` or fails with "expected `c`".
+    #[inline]
     fn expect(&mut self, c: u8, code: &'static str, context: &str) -> PResult<()> {
         if self.peek() == c {
             self.pos += 1;
             return Ok(());
         }
-        Err(self
-            .error_here(code, format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)))
-            .with_label(format!("expected `{}`", c as char))
-            .into())
+        Err(self.expected_byte(c, code, context))
+    }
+
+    #[cold]
+    fn expected_byte(&self, c: u8, code: &'static str, context: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here(code, format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)))
+                .with_label(format!("expected `{}`", c as char)),
+        )
     }
 
     /// An unsigned decimal number: its value (saturated at `u64::MAX`) and span.
+    #[inline]
     fn uint(&mut self, what: &str) -> PResult<(u64, Span)> {
         let start = self.pos;
-        let run = num::digits(&self.src[start..]);
-        if run.is_empty() {
-            return Err(self
-                .error_here("E0007", format!("expected {what}, found {}", describe(self.src, self.pos)))
-                .with_label("expected an unsigned decimal number")
-                .into());
+        let mut value: u64 = 0;
+        let mut end = start;
+        while let Some(&c) = self.src.get(end) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            value = value.saturating_mul(10).saturating_add(u64::from(c - b'0'));
+            end += 1;
         }
-        self.pos += run.len();
-        Ok((num::decimal_value(run), Span::new(start, self.pos)))
+        if end == start {
+            return Err(self.expected_uint(what));
+        }
+        self.pos = end;
+        Ok((value, Span::new(start, end)))
+    }
+
+    #[cold]
+    fn expected_uint(&self, what: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here("E0007", format!("expected {what}, found {}", describe(self.src, self.pos)))
+                .with_label("expected an unsigned decimal number"),
+        )
     }
 
     /// An unsigned number that must fit Mesa's `field`; reports (and clamps) one that does not.
+    #[inline]
     fn bounded_uint(&mut self, what: &str, field: Field) -> PResult<u32> {
         let (value, span) = self.uint(what)?;
         if value > field.max() {
@@ -333,7 +360,8 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let mut buf = [0u8; 64];
-            let (word, span) = (self.word_at(self.pos), Span::new(self.pos, self.pos + self.word_at(self.pos).len()));
+            let word = if matches!(self.peek() | 0x20, b'd' | b'i' | b'p') { self.word_at(self.pos) } else { &[] };
+            let span = Span::new(self.pos, self.pos + word.len());
             if let Some(kw @ (b"DCL" | b"IMM" | b"PROPERTY")) = upper(word, &mut buf) {
                 let kw = String::from_utf8_lossy(kw).into_owned();
                 return Err(Diagnostic::error("E0003", span, format!("`{kw}` cannot have an instruction label"))
@@ -374,6 +402,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A keyword at the cursor, upper-cased into `buf`.
+    #[inline]
     fn keyword<'b>(&mut self, buf: &'b mut [u8; 64]) -> (&'b [u8], Span) {
         let (word, span) = self.word();
         if word.len() > buf.len() {

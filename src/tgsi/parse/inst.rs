@@ -375,11 +375,14 @@ impl Parser<'_> {
 
     /// `FILE[index]` or `FILE[dim][index]`.
     fn register(&mut self) -> PResult<Register> {
-        let mut buf = [0u8; 64];
-        let (w, span) = self.keyword(&mut buf);
-        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        let (w, span) = self.word();
+        let file = names::file_any_case(w).ok_or_else(|| unknown_file(self.src, span))?;
         self.skip_ws();
-        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        if self.peek() == b'[' {
+            self.pos += 1;
+        } else {
+            self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        }
         let first = self.bracket()?;
         let save = self.pos;
         self.skip_ws();
@@ -427,11 +430,14 @@ impl Parser<'_> {
 
     /// `FILE[n].c+k` inside a bracket.
     fn indirect(&mut self) -> PResult<Index> {
-        let mut buf = [0u8; 64];
-        let (w, span) = self.keyword(&mut buf);
-        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        let (w, span) = self.word();
+        let file = names::file_any_case(w).ok_or_else(|| unknown_file(self.src, span))?;
         self.skip_ws();
-        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        if self.peek() == b'[' {
+            self.pos += 1;
+        } else {
+            self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        }
         self.skip_ws();
         let index = self.bounded_uint("address register index", Field::I16)? as i32;
         self.skip_ws();
@@ -779,8 +785,7 @@ fn bad_swizzle(start: usize, end: usize, message: &str) -> Box<Diagnostic> {
 
 /// Opcode lookup by upper-cased name (keeps the current opcode for `LOAD`/`ENDLOOP`).
 fn lookup(upper_name: &[u8]) -> Option<Opcode> {
-    let name = std::str::from_utf8(upper_name).ok()?;
-    opcodes::by_name(name)
+    names::opcode(upper_name)
 }
 
 fn unknown_file(src: &[u8], span: Span) -> Box<Diagnostic> {

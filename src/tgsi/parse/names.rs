@@ -16,6 +16,31 @@ pub fn processor(w: &[u8]) -> Option<Processor> {
     })
 }
 
+/// A register file name as written (any case), without upper-casing first.
+#[inline]
+pub fn file_any_case(w: &[u8]) -> Option<File> {
+    let eq = |name: &[u8]| w.eq_ignore_ascii_case(name);
+    let f = match (w.len(), w.first()? | 0x20) {
+        (4, b't') if eq(b"TEMP") => File::Temp,
+        (2, b'i') if eq(b"IN") => File::Input,
+        (3, b'o') if eq(b"OUT") => File::Output,
+        (5, b'c') if eq(b"CONST") => File::Const,
+        (3, b'i') if eq(b"IMM") => File::Immediate,
+        (4, b's') if eq(b"SAMP") => File::Sampler,
+        (4, b'a') if eq(b"ADDR") => File::Address,
+        (2, b's') if eq(b"SV") => File::SystemValue,
+        _ => {
+            let mut buf = [0u8; 16];
+            let up = buf.get_mut(..w.len())?;
+            for (d, s) in up.iter_mut().zip(w) {
+                *d = s.to_ascii_uppercase();
+            }
+            return file(up);
+        }
+    };
+    Some(f)
+}
+
 pub fn file(w: &[u8]) -> Option<File> {
     Some(match w {
         b"TEMP" => File::Temp,
@@ -145,4 +170,51 @@ pub fn closest<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Option<&
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, n)| n)
+}
+
+/// Opcode lookup by upper-cased mnemonic through a hash table built on first use (the
+/// generated `match` compares names one by one). Returns the current opcode for `LOAD` and
+/// `ENDLOOP`, like [`crate::tgsi::opcodes::by_name`].
+pub fn opcode(w: &[u8]) -> Option<crate::tgsi::opcodes::Opcode> {
+    use crate::tgsi::opcodes::{ALL, Opcode, by_name};
+    use std::sync::OnceLock;
+    const SIZE: usize = 2048;
+    static TABLE: OnceLock<Vec<u16>> = OnceLock::new();
+    fn hash(w: &[u8]) -> usize {
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in w {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        (h ^ (h >> 15)) as usize % SIZE
+    }
+    let table = TABLE.get_or_init(|| {
+        let mut t = vec![u16::MAX; SIZE];
+        for op in ALL {
+            let Some(current) = by_name(op.name()) else { continue };
+            if current != op {
+                continue;
+            }
+            let mut slot = hash(op.name().as_bytes());
+            while t[slot] != u16::MAX {
+                slot = (slot + 1) % SIZE;
+            }
+            t[slot] = op as u16;
+        }
+        t
+    });
+    if w.is_empty() || w.len() > 16 {
+        return None;
+    }
+    let mut slot = hash(w);
+    loop {
+        let entry = table[slot];
+        if entry == u16::MAX {
+            return None;
+        }
+        let op: Opcode = ALL[usize::from(entry)];
+        if op.name().as_bytes() == w {
+            return Some(op);
+        }
+        slot = (slot + 1) % SIZE;
+    }
 }
