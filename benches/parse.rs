@@ -69,6 +69,13 @@ fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
 }
 
 fn main() {
+    if let Ok(line) = std::env::var("TGSI_BENCH_LINE") {
+        let count: usize = std::env::var("TGSI_BENCH_COUNT").ok().and_then(|c| c.parse().ok()).unwrap_or(400_000);
+        let text = format!("FRAG\n{}", format!("{line}\n").repeat(count));
+        let (mbps, bytes) = throughput(&[text], Duration::from_secs(3));
+        println!("parse: {line:?} x {count} ({bytes} bytes): {mbps:.0} MB/s");
+        return;
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     collect(&root.join("tgsi-samples"), &mut files);

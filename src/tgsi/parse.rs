@@ -129,7 +129,8 @@ impl<'a> Parser<'a> {
             Processor::TessCtrl | Processor::TessEval => 32,
             _ => 0,
         };
-        let mut statements = Vec::with_capacity(self.src.len() / 48);
+        // One statement per line is typical; counting lines is much cheaper than regrowing.
+        let mut statements = Vec::with_capacity(self.src.iter().filter(|&&c| c == b'\n').count() + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();

@@ -146,8 +146,8 @@ impl Parser<'_> {
             return Err(d.into());
         }
         let mut buf = [0u8; 64];
-        let text = String::from_utf8_lossy(word);
         let unknown = || {
+            let text = String::from_utf8_lossy(word);
             let mut d = Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
             if let Some(op) = opcodes::closest(&text) {
                 d = d.with_help(format!("did you mean `{}`?", op.name()));
@@ -168,6 +168,7 @@ impl Parser<'_> {
         if let Some(stem) = up.strip_suffix(b"_PRECISE_SAT")
             && let Some(op) = lookup(stem)
         {
+            let text = String::from_utf8_lossy(word);
             return Err(Diagnostic::error("E0043", span, format!("`{text}`: `_SAT` must come before `_PRECISE`"))
                 .with_label("suffixes in the wrong order")
                 .with_help(format!("write `{}_SAT_PRECISE`", op.name()))
@@ -531,6 +532,9 @@ impl Parser<'_> {
     /// `ows . ows xyzw` (letters in order) or nothing (all four).
     pub(super) fn optional_write_mask(&mut self) -> PResult<WriteMask> {
         let save = self.pos;
+        if self.peek() != b'.' && !is_ws(self.peek()) {
+            return Ok(WriteMask::XYZW);
+        }
         self.skip_ws();
         if self.peek() != b'.' {
             self.pos = save;
@@ -640,6 +644,37 @@ impl Parser<'_> {
         }
         let register = self.register()?;
         let mut swizzle = IDENTITY_SWIZZLE;
+        // Fast path: `.xyzw`-style swizzle right after the register, no legacy modifiers.
+        if self.peek() == b'.'
+            && !legacy.complement
+            && !legacy.bias
+            && !legacy.scale2
+            && !legacy.outer_negate
+            && let Some(&[a, b, c, d]) = self.src.get(self.pos + 1..self.pos + 5)
+            && let (Some(a), Some(b), Some(c), Some(d)) = (letter(a), letter(b), letter(c), letter(d))
+            && !self.src.get(self.pos + 5).is_some_and(|&n| is_ident(n) || n == b'.' || n == b'-')
+            && self.src.get(self.next_non_ws(self.pos + 5)) != Some(&b'.')
+        {
+            self.pos += 5;
+            if absolute {
+                self.skip_ws();
+                self.expect(b'|', "E0012", "to close the absolute value")?;
+            }
+            let (negate, legacy) = if absolute && negate {
+                let legacy = LegacySourceModifiers { outer_negate: negate_before_abs, ..legacy };
+                (true, Some(Box::new(legacy)))
+            } else {
+                (negate || negate_before_abs, None)
+            };
+            return Ok(SrcOperand {
+                register,
+                swizzle: [a, b, c, d],
+                negate,
+                absolute,
+                legacy,
+                span: Span::new(start, self.pos),
+            });
+        }
         let save = self.pos;
         self.skip_ws();
         if self.peek() == b'.' {
@@ -768,6 +803,18 @@ impl Parser<'_> {
             4 if group.plain => Ok([letter(0), letter(1), letter(2), letter(3)]),
             _ => Err(bad_swizzle(start, self.pos, "expected four swizzle letters")),
         }
+    }
+}
+
+/// A swizzle letter, any case.
+#[inline]
+fn letter(c: u8) -> Option<Component> {
+    match c {
+        b'x' | b'X' => Some(Component::X),
+        b'y' | b'Y' => Some(Component::Y),
+        b'z' | b'Z' => Some(Component::Z),
+        b'w' | b'W' => Some(Component::W),
+        _ => None,
     }
 }
 
