@@ -597,6 +597,11 @@ pub struct SrcOperand {
 /// The extended source modifiers of Mesa ≤ 7.7, applied from the inside out:
 /// swizzle (or extended swizzle), plain negate, complement, bias, scale by two, absolute value,
 /// outer negate. `SrcOperand::negate`/`absolute` hold the plain negate and the absolute value.
+///
+/// Without this block (`SrcOperand::legacy == None`, everything printed since 2009) the order
+/// is the modern one: `negate` applies after `absolute` (`-|x|`). The parser creates the block
+/// only when a legacy feature is written (or for `|-x|`, the negate inside the absolute value),
+/// so a tree has one spelling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LegacySourceModifiers {
     /// `-( … )` around everything.
