@@ -58,7 +58,8 @@ fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
     }
     let start = Instant::now();
     let mut rounds = 0;
-    while start.elapsed() < budget || rounds < 3 {
+    let fixed: Option<usize> = std::env::var("TGSI_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok());
+    while fixed.map_or(start.elapsed() < budget || rounds < 3, |n| rounds < n) {
         for t in texts {
             black_box(tgsi::parse(black_box(t)).ok());
         }

@@ -64,6 +64,21 @@ pub(super) fn upper<'b>(word: &[u8], buf: &'b mut [u8; 64]) -> Option<&'b [u8]> 
     Some(dst)
 }
 
+/// The number of LF bytes, eight at a time.
+fn count_lines(src: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut chunks = src.chunks_exact(8);
+    let mut count = 0usize;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        // Bytes equal to LF become 0x00, then the high bit marks them.
+        let x = word ^ (ONES * u64::from(b'\n'));
+        let zero = !(((x & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x7f7f_7f7f_7f7f_7f7f)) | x | 0x7f7f_7f7f_7f7f_7f7f);
+        count += zero.count_ones() as usize;
+    }
+    count + chunks.remainder().iter().filter(|&&c| c == b'\n').count()
+}
+
 /// A printable rendering of the text at an error position, for messages.
 fn describe(src: &[u8], pos: usize) -> String {
     match src.get(pos) {
@@ -130,7 +145,7 @@ impl<'a> Parser<'a> {
             _ => 0,
         };
         // One statement per line is typical; counting lines is much cheaper than regrowing.
-        let mut statements = Vec::with_capacity(self.src.iter().filter(|&&c| c == b'\n').count() + 1);
+        let mut statements = Vec::with_capacity(count_lines(self.src) + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();

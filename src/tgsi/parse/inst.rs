@@ -145,7 +145,6 @@ impl Parser<'_> {
             }
             return Err(d.into());
         }
-        let mut buf = [0u8; 64];
         let unknown = || {
             let text = String::from_utf8_lossy(word);
             let mut d = Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
@@ -154,10 +153,11 @@ impl Parser<'_> {
             }
             Box::new(d)
         };
-        let Some(up) = upper(word, &mut buf) else { return Err(unknown()) };
-        if let Some(op) = lookup(up) {
+        if let Some(op) = names::opcode(word) {
             return Ok((op, Saturate::None, false, span));
         }
+        let mut buf = [0u8; 64];
+        let Some(up) = upper(word, &mut buf) else { return Err(unknown()) };
         for (suffix, saturate, precise) in SUFFIXES {
             if let Some(stem) = up.strip_suffix(suffix)
                 && let Some(op) = lookup(stem)
@@ -376,6 +376,57 @@ impl Parser<'_> {
 
     /// `FILE[index]` or `FILE[dim][index]`.
     fn register(&mut self) -> PResult<Register> {
+        if let Some(r) = self.fast_register() {
+            return Ok(r);
+        }
+        self.register_general()
+    }
+
+    /// The common shape `FILE[n]` / `FILE[n][m]` without white space, indirection or ArrayIDs,
+    /// read with a few byte comparisons. `None` (cursor unchanged) for anything else.
+    #[inline]
+    fn fast_register(&mut self) -> Option<Register> {
+        let rest = self.src.get(self.pos..)?;
+        // Up to 8 bytes of the name, upper-cased (letters only matter: digits never match).
+        let n = rest.iter().take(9).position(|&c| c == b'[')?;
+        let mut key = 0u64;
+        for &c in &rest[..n] {
+            if !c.is_ascii_alphabetic() {
+                return None;
+            }
+            key = key << 8 | u64::from(c & !0x20);
+        }
+        let file = match key {
+            0x5445_4d50 => File::Temp,
+            0x494e => File::Input,
+            0x4f55_54 => File::Output,
+            0x43_4f4e_5354 => File::Const,
+            0x494d_4d => File::Immediate,
+            0x5341_4d50 => File::Sampler,
+            0x4144_4452 => File::Address,
+            0x5356 => File::SystemValue,
+            0x53_5649_4557 => File::SamplerView,
+            0x4255_4646_4552 => File::Buffer,
+            0x49_4d41_4745 => File::Image,
+            _ => return None,
+        };
+        let (first, mut i) = fast_index(rest, n + 1)?;
+        let mut r = Register { file, dimension: None, index: Index::direct(first) };
+        if rest.get(i) == Some(&b'[') {
+            let (second, j) = fast_index(rest, i + 1)?;
+            r.dimension = Some(r.index);
+            r.index = Index::direct(second);
+            i = j;
+        }
+        // Leave white space, `(`, and what else the general path handles to it.
+        if matches!(rest.get(i), Some(b'(' | b' ' | b'\t' | b'\r' | b'\n')) && self.src.get(self.next_non_ws(self.pos + i)) == Some(&b'[') {
+            return None;
+        }
+        self.pos += i;
+        Some(r)
+    }
+
+    fn register_general(&mut self) -> PResult<Register> {
         let (w, span) = self.word();
         let file = names::file_any_case(w).ok_or_else(|| unknown_file(self.src, span))?;
         self.skip_ws();
@@ -804,6 +855,28 @@ impl Parser<'_> {
             _ => Err(bad_swizzle(start, self.pos, "expected four swizzle letters")),
         }
     }
+}
+
+/// `digits]` at `at` with a value that fits a register index: (value, index after `]`).
+#[inline]
+fn fast_index(rest: &[u8], at: usize) -> Option<(i32, usize)> {
+    let mut value: i32 = 0;
+    let mut i = at;
+    while let Some(&c) = rest.get(i) {
+        if c.is_ascii_digit() {
+            value = value * 10 + i32::from(c - b'0');
+            if value > i32::from(i16::MAX) {
+                return None;
+            }
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    if i == at || rest.get(i) != Some(&b']') || rest.get(i + 1) == Some(&b'(') {
+        return None;
+    }
+    Some((value, i + 1))
 }
 
 /// A swizzle letter, any case.

@@ -172,49 +172,64 @@ pub fn closest<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Option<&
         .map(|(_, n)| n)
 }
 
-/// Opcode lookup by upper-cased mnemonic through a hash table built on first use (the
-/// generated `match` compares names one by one). Returns the current opcode for `LOAD` and
-/// `ENDLOOP`, like [`crate::tgsi::opcodes::by_name`].
+/// An opcode mnemonic as a hash key: up to 16 upper-cased bytes, zero-padded, as two words.
+#[inline]
+pub fn opcode_key(w: &[u8]) -> Option<[u64; 2]> {
+    if w.is_empty() || w.len() > 16 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    for (d, s) in bytes.iter_mut().zip(w) {
+        *d = s.to_ascii_uppercase();
+    }
+    let lo = u64::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]]);
+    let hi = u64::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]]);
+    Some([lo, hi])
+}
+
+/// Opcode lookup by mnemonic (any case) through a hash table built on first use. Returns the
+/// current opcode for `LOAD` and `ENDLOOP`, like [`crate::tgsi::opcodes::by_name`].
+#[inline]
 pub fn opcode(w: &[u8]) -> Option<crate::tgsi::opcodes::Opcode> {
+    opcode_by_key(opcode_key(w)?)
+}
+
+/// Opcode lookup by [`opcode_key`].
+pub fn opcode_by_key(key: [u64; 2]) -> Option<crate::tgsi::opcodes::Opcode> {
     use crate::tgsi::opcodes::{ALL, Opcode, by_name};
     use std::sync::OnceLock;
-    const SIZE: usize = 2048;
-    static TABLE: OnceLock<Vec<u16>> = OnceLock::new();
-    fn hash(w: &[u8]) -> usize {
-        let mut h: u32 = 0x811c_9dc5;
-        for &b in w {
-            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-        }
-        (h ^ (h >> 15)) as usize % SIZE
+    const SIZE: usize = 1024;
+    static TABLE: OnceLock<Vec<([u64; 2], u16)>> = OnceLock::new();
+    fn slot(key: [u64; 2]) -> usize {
+        let h = (key[0] ^ key[1].rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 54) as usize
     }
     let table = TABLE.get_or_init(|| {
-        let mut t = vec![u16::MAX; SIZE];
+        let mut t = vec![([0u64; 2], u16::MAX); SIZE];
         for op in ALL {
             let Some(current) = by_name(op.name()) else { continue };
             if current != op {
                 continue;
             }
-            let mut slot = hash(op.name().as_bytes());
-            while t[slot] != u16::MAX {
-                slot = (slot + 1) % SIZE;
+            let Some(key) = opcode_key(op.name().as_bytes()) else { continue };
+            let mut i = slot(key);
+            while t[i].1 != u16::MAX {
+                i = (i + 1) % SIZE;
             }
-            t[slot] = op as u16;
+            t[i] = (key, op as u16);
         }
         t
     });
-    if w.is_empty() || w.len() > 16 {
-        return None;
-    }
-    let mut slot = hash(w);
+    let mut i = slot(key);
     loop {
-        let entry = table[slot];
-        if entry == u16::MAX {
+        let (k, op) = table[i];
+        if op == u16::MAX {
             return None;
         }
-        let op: Opcode = ALL[usize::from(entry)];
-        if op.name().as_bytes() == w {
+        if k == key {
+            let op: Opcode = ALL[usize::from(op)];
             return Some(op);
         }
-        slot = (slot + 1) % SIZE;
+        i = (i + 1) % SIZE;
     }
 }
