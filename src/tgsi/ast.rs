@@ -22,6 +22,15 @@
 
 use super::opcodes::Opcode;
 use crate::diag::Span;
+pub use smallvec::{SmallVec, smallvec};
+
+/// Destination operands of an instruction. Stored inline (every opcode but the legacy
+/// DFRACEXP has at most one), so parsing allocates nothing per instruction; it derefs to a
+/// slice and converts from a `Vec` with `.into()`.
+pub type DstOperands = SmallVec<[DstOperand; 1]>;
+
+/// Source operands of an instruction: inline up to three (most opcodes), on the heap beyond.
+pub type SrcOperands = SmallVec<[SrcOperand; 3]>;
 
 /// A whole shader.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1062,8 +1071,8 @@ pub struct Instruction {
     pub precise: bool,
     /// Legacy predicate `(PRED[n].xyzw)` / `(!PRED[n])` before the opcode (7.9 – 17.0).
     pub predicate: Option<Predicate>,
-    pub dst: Vec<DstOperand>,
-    pub src: Vec<SrcOperand>,
+    pub dst: DstOperands,
+    pub src: SrcOperands,
     /// The texture-target operand of texture opcodes.
     pub texture_target: Option<TextureTarget>,
     /// Up to four texture offsets.

@@ -44,6 +44,8 @@ pub(super) struct Parser<'a> {
     /// legacy opcode 79).
     loops: Vec<bool>,
     diags: Vec<Diagnostic>,
+    /// The statements parsed so far.
+    statements: Vec<Statement>,
 }
 
 pub(super) fn is_ws(c: u8) -> bool {
@@ -108,6 +110,7 @@ impl<'a> Parser<'a> {
             immediates: 0,
             loops: Vec::new(),
             diags: Vec::new(),
+            statements: Vec::new(),
         }
     }
 
@@ -145,7 +148,7 @@ impl<'a> Parser<'a> {
             _ => 0,
         };
         // One statement per line is typical; counting lines is much cheaper than regrowing.
-        let mut statements = Vec::with_capacity(count_lines(self.src) + 1);
+        self.statements = Vec::with_capacity(count_lines(self.src) + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();
@@ -168,7 +171,7 @@ impl<'a> Parser<'a> {
                     .into())
             };
             match result {
-                Ok(statement) => statements.push(statement),
+                Ok(()) => {}
                 Err(d) => {
                     let at = (d.primary.span.start as usize).max(start);
                     self.diags.push(*d);
@@ -182,7 +185,7 @@ impl<'a> Parser<'a> {
         if self.diags.iter().any(Diagnostic::is_error) {
             return Err(Diagnostics(self.diags));
         }
-        Ok(Program { header, statements })
+        Ok(Program { header, statements: self.statements })
     }
 
     fn error_count(&self) -> usize {
@@ -361,7 +364,8 @@ impl<'a> Parser<'a> {
         Err(d.into())
     }
 
-    fn statement(&mut self) -> PResult<Statement> {
+    /// Parses one statement and appends it to `self.statements`.
+    fn statement(&mut self) -> PResult<()> {
         let start = self.pos;
         if self.peek().is_ascii_digit() {
             // `N:` instruction label: parsed and dropped (the printer renumbers).
@@ -385,24 +389,30 @@ impl<'a> Parser<'a> {
                     .with_help("remove the `N:` in front")
                     .into());
             }
-            return self.instruction(start).map(Statement::Instruction);
+            return self.instruction(start);
         }
         let word = self.word_at(self.pos);
         let mut buf = [0u8; 64];
         match upper(word, &mut buf) {
             Some(b"DCL") => {
                 self.pos += 3;
-                self.declaration(start).map(Statement::Declaration)
+                let d = self.declaration(start)?;
+                self.statements.push(Statement::Declaration(d));
+                Ok(())
             }
             Some(b"IMM") => {
                 self.pos += 3;
-                self.immediate(start).map(Statement::Immediate)
+                let i = self.immediate(start)?;
+                self.statements.push(Statement::Immediate(i));
+                Ok(())
             }
             Some(b"PROPERTY") => {
                 self.pos += 8;
-                self.property(start).map(Statement::Property)
+                let p = self.property(start)?;
+                self.statements.push(Statement::Property(p));
+                Ok(())
             }
-            _ => self.instruction(start).map(Statement::Instruction),
+            _ => self.instruction(start),
         }
     }
 

@@ -33,7 +33,8 @@ struct SwizzleGroup {
 }
 
 impl Parser<'_> {
-    pub(super) fn instruction(&mut self, start: usize) -> PResult<Instruction> {
+    /// Parses an instruction and appends it to the statements.
+    pub(super) fn instruction(&mut self, start: usize) -> PResult<()> {
         let predicate = if self.peek() == b'(' { Some(self.predicate()?) } else { None };
         let (opcode, saturate, precise, opcode_span) = self.opcode()?;
         let info = opcode.info();
@@ -55,8 +56,8 @@ impl Parser<'_> {
             saturate,
             precise,
             predicate,
-            dst: Vec::with_capacity(nd),
-            src: Vec::with_capacity(ns),
+            dst: DstOperands::new(),
+            src: SrcOperands::new(),
             texture_target: None,
             texture_offsets: Vec::new(),
             memory: MemoryItems::default(),
@@ -97,7 +98,8 @@ impl Parser<'_> {
         self.trailing_items(&mut inst, last_end)?;
         inst.span = Span::new(start, self.pos);
         self.end_of_statement("instruction", opcode)?;
-        Ok(inst)
+        self.statements.push(Statement::Instruction(inst));
+        Ok(())
     }
 
     /// After a statement: white space or the end of the text must follow.
@@ -386,15 +388,21 @@ impl Parser<'_> {
     /// read with a few byte comparisons. `None` (cursor unchanged) for anything else.
     #[inline]
     fn fast_register(&mut self) -> Option<Register> {
-        let rest = self.src.get(self.pos..)?;
-        // Up to 8 bytes of the name, upper-cased (letters only matter: digits never match).
-        let n = rest.iter().take(9).position(|&c| c == b'[')?;
+        let src = self.src;
+        let start = self.pos;
+        let mut i = start;
+        // Up to 8 letters of the name, upper-cased, packed into a word.
         let mut key = 0u64;
-        for &c in &rest[..n] {
-            if !c.is_ascii_alphabetic() {
+        loop {
+            let c = *src.get(i)?;
+            if c == b'[' {
+                break;
+            }
+            if !c.is_ascii_alphabetic() || i - start == 8 {
                 return None;
             }
             key = key << 8 | u64::from(c & !0x20);
+            i += 1;
         }
         let file = match key {
             0x5445_4d50 => File::Temp,
@@ -410,19 +418,19 @@ impl Parser<'_> {
             0x49_4d41_4745 => File::Image,
             _ => return None,
         };
-        let (first, mut i) = fast_index(rest, n + 1)?;
+        let (first, mut i) = fast_index(src, i + 1)?;
         let mut r = Register { file, dimension: None, index: Index::direct(first) };
-        if rest.get(i) == Some(&b'[') {
-            let (second, j) = fast_index(rest, i + 1)?;
+        if src.get(i) == Some(&b'[') {
+            let (second, j) = fast_index(src, i + 1)?;
             r.dimension = Some(r.index);
             r.index = Index::direct(second);
             i = j;
         }
-        // Leave white space, `(`, and what else the general path handles to it.
-        if matches!(rest.get(i), Some(b'(' | b' ' | b'\t' | b'\r' | b'\n')) && self.src.get(self.next_non_ws(self.pos + i)) == Some(&b'[') {
+        // White space followed by `[` (a spaced second bracket) is for the general path.
+        if src.get(i).is_some_and(|&c| is_ws(c)) && src.get(self.next_non_ws(i)) == Some(&b'[') {
             return None;
         }
-        self.pos += i;
+        self.pos = i;
         Some(r)
     }
 
@@ -857,23 +865,25 @@ impl Parser<'_> {
     }
 }
 
-/// `digits]` at `at` with a value that fits a register index: (value, index after `]`).
+/// `digits]` at `at` with a value that fits a register index and no `(`ArrayID after it:
+/// (value, position after `]`).
 #[inline]
-fn fast_index(rest: &[u8], at: usize) -> Option<(i32, usize)> {
+fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
     let mut value: i32 = 0;
     let mut i = at;
-    while let Some(&c) = rest.get(i) {
-        if c.is_ascii_digit() {
-            value = value * 10 + i32::from(c - b'0');
-            if value > i32::from(i16::MAX) {
-                return None;
-            }
-            i += 1;
-        } else {
+    loop {
+        let c = *src.get(i)?;
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
             break;
         }
+        value = value * 10 + i32::from(d);
+        if value > i32::from(i16::MAX) {
+            return None;
+        }
+        i += 1;
     }
-    if i == at || rest.get(i) != Some(&b']') || rest.get(i + 1) == Some(&b'(') {
+    if i == at || src[i] != b']' || src.get(i + 1) == Some(&b'(') {
         return None;
     }
     Some((value, i + 1))
