@@ -404,18 +404,38 @@ impl Parser<'_> {
             key = key << 8 | u64::from(c & !0x20);
             i += 1;
         }
+        const fn pack(name: &[u8]) -> u64 {
+            let mut key = 0u64;
+            let mut i = 0;
+            while i < name.len() {
+                key = key << 8 | name[i] as u64;
+                i += 1;
+            }
+            key
+        }
+        const TEMP: u64 = pack(b"TEMP");
+        const IN: u64 = pack(b"IN");
+        const OUT: u64 = pack(b"OUT");
+        const CONST: u64 = pack(b"CONST");
+        const IMM: u64 = pack(b"IMM");
+        const SAMP: u64 = pack(b"SAMP");
+        const ADDR: u64 = pack(b"ADDR");
+        const SV: u64 = pack(b"SV");
+        const SVIEW: u64 = pack(b"SVIEW");
+        const BUFFER: u64 = pack(b"BUFFER");
+        const IMAGE: u64 = pack(b"IMAGE");
         let file = match key {
-            0x5445_4d50 => File::Temp,
-            0x494e => File::Input,
-            0x4f55_54 => File::Output,
-            0x43_4f4e_5354 => File::Const,
-            0x494d_4d => File::Immediate,
-            0x5341_4d50 => File::Sampler,
-            0x4144_4452 => File::Address,
-            0x5356 => File::SystemValue,
-            0x53_5649_4557 => File::SamplerView,
-            0x4255_4646_4552 => File::Buffer,
-            0x49_4d41_4745 => File::Image,
+            TEMP => File::Temp,
+            IN => File::Input,
+            OUT => File::Output,
+            CONST => File::Const,
+            IMM => File::Immediate,
+            SAMP => File::Sampler,
+            ADDR => File::Address,
+            SV => File::SystemValue,
+            SVIEW => File::SamplerView,
+            BUFFER => File::Buffer,
+            IMAGE => File::Image,
             _ => return None,
         };
         let (first, mut i) = fast_index(src, i + 1)?;
