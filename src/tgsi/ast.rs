@@ -127,7 +127,11 @@ impl Processor {
 }
 
 /// One statement, in text order.
+///
+/// Instructions are by far the most common statement and carry their operands inline; boxing
+/// them to shrink the enum would cost an allocation per instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Statement {
     Property(Property),
     Declaration(Declaration),
