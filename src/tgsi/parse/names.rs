@@ -68,11 +68,34 @@ pub fn file(w: &[u8]) -> Option<File> {
 }
 
 pub fn semantic(w: &[u8]) -> Option<SemanticName> {
-    SemanticName::ALL.iter().copied().find(|s| s.name().as_bytes() == w)
+    use SemanticName as S;
+    // The common ones first, as a jump on the word; the rest by a scan.
+    Some(match w {
+        b"GENERIC" => S::Generic,
+        b"POSITION" => S::Position,
+        b"COLOR" => S::Color,
+        b"TEXCOORD" => S::Texcoord,
+        b"FACE" => S::Face,
+        b"PSIZE" => S::Psize,
+        b"CLIPDIST" => S::Clipdist,
+        b"PATCH" => S::Patch,
+        _ => return SemanticName::ALL.iter().copied().find(|s| s.name().as_bytes() == w),
+    })
 }
 
 pub fn texture_target(w: &[u8]) -> Option<TextureTarget> {
-    TextureTarget::ALL.iter().copied().find(|t| t.name().as_bytes() == w)
+    use TextureTarget as T;
+    Some(match w {
+        b"2D" => T::Tex2D,
+        b"BUFFER" => T::Buffer,
+        b"1D" => T::Tex1D,
+        b"3D" => T::Tex3D,
+        b"CUBE" => T::Cube,
+        b"RECT" => T::Rect,
+        b"2D_ARRAY" => T::Array2D,
+        b"SHADOW2D" => T::Shadow2D,
+        _ => return TextureTarget::ALL.iter().copied().find(|t| t.name().as_bytes() == w),
+    })
 }
 
 pub fn return_type(w: &[u8]) -> Option<ReturnType> {
