@@ -68,19 +68,58 @@ pub fn file(w: &[u8]) -> Option<File> {
 }
 
 pub fn semantic(w: &[u8]) -> Option<SemanticName> {
-    use SemanticName as S;
-    // The common ones first, as a jump on the word; the rest by a scan.
-    Some(match w {
-        b"GENERIC" => S::Generic,
-        b"POSITION" => S::Position,
-        b"COLOR" => S::Color,
-        b"TEXCOORD" => S::Texcoord,
-        b"FACE" => S::Face,
-        b"PSIZE" => S::Psize,
-        b"CLIPDIST" => S::Clipdist,
-        b"PATCH" => S::Patch,
-        _ => return SemanticName::ALL.iter().copied().find(|s| s.name().as_bytes() == w),
-    })
+    let index = match w {
+        b"POSITION" => 0,
+        b"COLOR" => 1,
+        b"BCOLOR" => 2,
+        b"FOG" => 3,
+        b"PSIZE" => 4,
+        b"GENERIC" => 5,
+        b"NORMAL" => 6,
+        b"FACE" => 7,
+        b"EDGEFLAG" => 8,
+        b"PRIM_ID" => 9,
+        b"INSTANCEID" => 10,
+        b"VERTEXID" => 11,
+        b"STENCIL" => 12,
+        b"CLIPDIST" => 13,
+        b"CLIPVERTEX" => 14,
+        b"GRID_SIZE" => 15,
+        b"BLOCK_ID" => 16,
+        b"BLOCK_SIZE" => 17,
+        b"THREAD_ID" => 18,
+        b"TEXCOORD" => 19,
+        b"PCOORD" => 20,
+        b"VIEWPORT_INDEX" => 21,
+        b"LAYER" => 22,
+        b"SAMPLEID" => 23,
+        b"SAMPLEPOS" => 24,
+        b"SAMPLEMASK" => 25,
+        b"INVOCATIONID" => 26,
+        b"VERTEXID_NOBASE" => 27,
+        b"BASEVERTEX" => 28,
+        b"PATCH" => 29,
+        b"TESSCOORD" => 30,
+        b"TESSOUTER" => 31,
+        b"TESSINNER" => 32,
+        b"VERTICESIN" => 33,
+        b"HELPER_INVOCATION" => 34,
+        b"BASEINSTANCE" => 35,
+        b"DRAWID" => 36,
+        b"WORK_DIM" => 37,
+        b"SUBGROUP_SIZE" => 38,
+        b"SUBGROUP_INVOCATION" => 39,
+        b"SUBGROUP_EQ_MASK" => 40,
+        b"SUBGROUP_GE_MASK" => 41,
+        b"SUBGROUP_GT_MASK" => 42,
+        b"SUBGROUP_LE_MASK" => 43,
+        b"SUBGROUP_LT_MASK" => 44,
+        b"CS_USER_DATA_AMD" => 45,
+        b"VIEWPORT_MASK" => 46,
+        b"CULLDIST" => 47,
+        _ => return None,
+    };
+    Some(SemanticName::ALL[index])
 }
 
 pub fn texture_target(w: &[u8]) -> Option<TextureTarget> {

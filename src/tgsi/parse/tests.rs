@@ -33,3 +33,14 @@ fn file_lookup_any_case() {
     assert_eq!(names::file_any_case(b"TEMPS"), None);
     assert_eq!(names::file_any_case(b""), None);
 }
+
+#[test]
+fn semantic_and_target_tables() {
+    for s in SemanticName::ALL {
+        assert_eq!(names::semantic(s.name().as_bytes()), Some(s));
+    }
+    for t in TextureTarget::ALL {
+        assert_eq!(names::texture_target(t.name().as_bytes()), Some(t));
+    }
+    assert_eq!(names::semantic(b"POSITON"), None);
+}
