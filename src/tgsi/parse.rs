@@ -53,8 +53,21 @@ pub(super) fn is_ws(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Identifier bytes: letters, digits and `_`.
+static IDENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    table
+};
+
+#[inline]
 pub(super) fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
+    IDENT[usize::from(c)]
 }
 
 /// Upper-cases `word` into `buf`; `None` when it is longer than any keyword can be.
@@ -241,9 +254,12 @@ impl<'a> Parser<'a> {
     #[inline]
     fn word_at(&self, pos: usize) -> &'a [u8] {
         let src: &'a [u8] = self.src;
-        let rest = src.get(pos..).unwrap_or(&[]);
-        let n = rest.iter().take_while(|&&c| is_ident(c)).count();
-        &rest[..n]
+        let mut end = pos.min(src.len());
+        let start = end;
+        while end < src.len() && is_ident(src[end]) {
+            end += 1;
+        }
+        &src[start..end]
     }
 
     /// Reads the identifier at the cursor: its text and span.
