@@ -139,7 +139,11 @@ fn check_reads_standard_input() {
 #[test]
 fn fmt_prints_canonical_text() {
     let dir = scratch("fmt");
-    write(&dir, "in.tgsi", "frag\ndcl temp[0]\nmov_sat temp[0] , - temp [ 0 ] . wzyx\nimm[0] flt32 {1, 0x3f800000, -0.5, 2}\nend\n");
+    write(
+        &dir,
+        "in.tgsi",
+        "frag\ndcl temp[0]\nmov_sat temp[0] , - temp [ 0 ] . wzyx\nimm[0] flt32 {1, 0x3f800000, -0.5, 2}\nend\n",
+    );
     let o = run(&["fmt", "in.tgsi"], &dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(

@@ -71,7 +71,11 @@ fn every_code_is_documented() {
             let text = std::fs::read_to_string(&path).unwrap();
             for code in text.match_indices(['E', 'W']).filter_map(|(i, _)| text.get(i..i + 5)) {
                 if code[1..].chars().all(|c| c.is_ascii_digit()) {
-                    assert!(docs.contains(&format!("`{code}`")), "{code} (used in {}) is not in docs/diagnostics.md", path.display());
+                    assert!(
+                        docs.contains(&format!("`{code}`")),
+                        "{code} (used in {}) is not in docs/diagnostics.md",
+                        path.display()
+                    );
                 }
             }
         }

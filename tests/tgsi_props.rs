@@ -37,7 +37,11 @@ impl Gen {
         self.pick(&Component::ALL)
     }
     fn swizzle(&mut self) -> Swizzle {
-        if self.chance(40) { IDENTITY_SWIZZLE } else { [self.component(), self.component(), self.component(), self.component()] }
+        if self.chance(40) {
+            IDENTITY_SWIZZLE
+        } else {
+            [self.component(), self.component(), self.component(), self.component()]
+        }
     }
     fn mask(&mut self) -> WriteMask {
         if self.chance(50) { WriteMask::XYZW } else { WriteMask(1 + self.below(15) as u8) }
@@ -65,7 +69,15 @@ fn register(g: &mut Gen) -> Register {
 
 fn dst(g: &mut Gen) -> DstOperand {
     let modulate = if g.chance(5) {
-        Some(g.pick(&[Modulate::X1, Modulate::X2, Modulate::X4, Modulate::X8, Modulate::D2, Modulate::D4, Modulate::D8]))
+        Some(g.pick(&[
+            Modulate::X1,
+            Modulate::X2,
+            Modulate::X4,
+            Modulate::X8,
+            Modulate::D2,
+            Modulate::D4,
+            Modulate::D8,
+        ]))
     } else {
         None
     };
@@ -206,7 +218,8 @@ fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
     );
     let first = if g.chance(10) { 65535 - g.below(4) as u32 } else { g.below(40) as u32 };
     let last = if g.chance(50) { first } else { (first + g.below(8) as u32).min(65535) };
-    let resource_file = matches!(file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource);
+    let resource_file =
+        matches!(file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource);
     let mut d = Declaration {
         file,
         dimension: if !per_vertex && g.chance(20) { Some(g.below(65536) as u32) } else { None },
@@ -227,7 +240,11 @@ fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
         d.semantic = Some(Semantic {
             name: g.pick(&SemanticName::ALL),
             index: if g.chance(50) { 0 } else { g.below(65536) as u32 },
-            stream: if g.chance(20) { [g.below(4) as u8, g.below(4) as u8, g.below(4) as u8, g.below(4) as u8] } else { [0; 4] },
+            stream: if g.chance(20) {
+                [g.below(4) as u8, g.below(4) as u8, g.below(4) as u8, g.below(4) as u8]
+            } else {
+                [0; 4]
+            },
         });
     }
     if g.chance(40) {
@@ -242,7 +259,12 @@ fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
     }
     let types = [ReturnType::Unorm, ReturnType::Snorm, ReturnType::Sint, ReturnType::Uint, ReturnType::Float];
     d.resource = match file {
-        File::Image => Some(ResourceDecl::Image { target: target(g), format: format(g), writable: g.chance(50), raw: g.chance(50) }),
+        File::Image => Some(ResourceDecl::Image {
+            target: target(g),
+            format: format(g),
+            writable: g.chance(50),
+            raw: g.chance(50),
+        }),
         File::SamplerView => Some(ResourceDecl::SamplerView {
             target: target(g),
             return_types: if g.chance(50) {
@@ -254,9 +276,12 @@ fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
         File::LegacyResource if g.chance(50) => {
             Some(ResourceDecl::SamplerView { target: target(g), return_types: [g.pick(&types); 4] })
         }
-        File::LegacyResource => {
-            Some(ResourceDecl::Image { target: target(g), format: Format(0), writable: g.chance(50), raw: g.chance(50) })
-        }
+        File::LegacyResource => Some(ResourceDecl::Image {
+            target: target(g),
+            format: Format(0),
+            writable: g.chance(50),
+            raw: g.chance(50),
+        }),
         File::Buffer => Some(ResourceDecl::Buffer { atomic: g.chance(50) }),
         File::Memory => Some(ResourceDecl::Memory {
             kind: g.pick(&[MemoryKind::Global, MemoryKind::Shared, MemoryKind::Private, MemoryKind::Input]),
@@ -307,8 +332,12 @@ fn immediate(g: &mut Gen) -> Immediate {
 fn property(g: &mut Gen) -> Property {
     let name = g.pick(&PropertyName::ALL);
     let value = match name {
-        PropertyName::GsInputPrimitive | PropertyName::GsOutputPrimitive => PropertyValue::Primitive(g.pick(&Primitive::ALL)),
-        PropertyName::FsCoordOrigin => PropertyValue::CoordOrigin(g.pick(&[CoordOrigin::UpperLeft, CoordOrigin::LowerLeft])),
+        PropertyName::GsInputPrimitive | PropertyName::GsOutputPrimitive => {
+            PropertyValue::Primitive(g.pick(&Primitive::ALL))
+        }
+        PropertyName::FsCoordOrigin => {
+            PropertyValue::CoordOrigin(g.pick(&[CoordOrigin::UpperLeft, CoordOrigin::LowerLeft]))
+        }
         PropertyName::FsCoordPixelCenter => {
             PropertyValue::PixelCenter(g.pick(&[PixelCenter::HalfInteger, PixelCenter::Integer]))
         }
@@ -329,8 +358,14 @@ fn property(g: &mut Gen) -> Property {
 
 fn program(seed: u64) -> Program {
     let mut g = Gen(seed | 1);
-    let processor =
-        g.pick(&[Processor::Vert, Processor::TessCtrl, Processor::TessEval, Processor::Geom, Processor::Frag, Processor::Comp]);
+    let processor = g.pick(&[
+        Processor::Vert,
+        Processor::TessCtrl,
+        Processor::TessEval,
+        Processor::Geom,
+        Processor::Frag,
+        Processor::Comp,
+    ]);
     let legacy_version = (matches!(processor, Processor::Vert | Processor::Frag | Processor::Geom) && g.chance(10))
         .then(|| (g.below(20) as u32, g.below(20) as u32));
     let count = g.below(40);

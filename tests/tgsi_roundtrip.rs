@@ -26,7 +26,9 @@ fn root() -> PathBuf {
 fn parse_ok(text: &str, what: &str) -> Program {
     match tgsi::parse(text) {
         Ok(p) => p,
-        Err(e) => panic!("{what} does not parse:\n{}", tgsi2va::diag::render(&e.0, what, text, Default::default(), false)),
+        Err(e) => {
+            panic!("{what} does not parse:\n{}", tgsi2va::diag::render(&e.0, what, text, Default::default(), false))
+        }
     }
 }
 
@@ -152,14 +154,20 @@ fn spec_6_observed_declarations() {
     assert_round_trip("VERT\nDCL OUT[0], POSITION, CENTROID\nDCL OUT[1].xy, ARRAY(1), GENERIC[3]\n", "VS outputs");
     assert_round_trip("GEOM\nDCL OUT[0], POSITION, STREAM(1, 0, 0, 0)\n", "GS stream");
     // Defaults Mesa fills in.
-    assert_prints("FRAG\nDCL SVIEW[4]\nDCL IMAGE[3]\nDCL MEMORY[4]\n", "FRAG\nDCL SVIEW[4], BUFFER, UNORM\nDCL IMAGE[3], BUFFER, PIPE_FORMAT_NONE\nDCL MEMORY[4], GLOBAL\n");
+    assert_prints(
+        "FRAG\nDCL SVIEW[4]\nDCL IMAGE[3]\nDCL MEMORY[4]\n",
+        "FRAG\nDCL SVIEW[4], BUFFER, UNORM\nDCL IMAGE[3], BUFFER, PIPE_FORMAT_NONE\nDCL MEMORY[4], GLOBAL\n",
+    );
     // Any order of IMAGE items prints as target, format, WR, RAW.
     assert_prints(
         "COMP\nDCL IMAGE[1], BUFFER, RAW, PIPE_FORMAT_R32_UINT, WR\n",
         "COMP\nDCL IMAGE[1], BUFFER, PIPE_FORMAT_R32_UINT, WR, RAW\n",
     );
     // Semantic index 0 is printed only for GENERIC and TEXCOORD.
-    assert_prints("FRAG\nDCL IN[0], COLOR[0]\nDCL IN[1], TEXCOORD\n", "FRAG\nDCL IN[0], COLOR\nDCL IN[1], TEXCOORD[0]\n");
+    assert_prints(
+        "FRAG\nDCL IN[0], COLOR[0]\nDCL IN[1], TEXCOORD\n",
+        "FRAG\nDCL IN[0], COLOR\nDCL IN[1], TEXCOORD[0]\n",
+    );
     // Empty brackets with an implied size.
     assert_prints("TESS_CTRL\nDCL TEMP[]\n", "TESS_CTRL\nDCL TEMP[0..31]\n");
     assert_prints(
@@ -195,13 +203,19 @@ fn spec_6_observed_immediates() {
     // By default such values are printed exactly so that nothing is lost.
     assert_eq!(tgsi::print(&program), "FRAG\nIMM[0] FLT32 {  -0.00001,    0.03125,    0.00015,     2.5000}\n");
     // A value %10.4f would round is printed exactly instead, so the tree survives.
-    assert_prints("FRAG\nIMM[0] FLT32 {0.1234567, 1, 2, 3}\n", "FRAG\nIMM[0] FLT32 { 0.1234567,     1.0000,     2.0000,     3.0000}\n");
+    assert_prints(
+        "FRAG\nIMM[0] FLT32 {0.1234567, 1, 2, 3}\n",
+        "FRAG\nIMM[0] FLT32 { 0.1234567,     1.0000,     2.0000,     3.0000}\n",
+    );
     // Raw bits (Mesa's hex printer), hex floats, inf/nan spellings, -nan.
     assert_prints(
         "FRAG\nIMM[0] FLT32 {0x3f800000, 0x1p3, -Infinity, -nan}\n",
         "FRAG\nIMM[0] FLT32 {    1.0000,     8.0000,       -inf,       -nan}\n",
     );
-    assert_prints("FRAG\nIMM[0] FLT32 {0x7fc00001, 0, 0, 0}\n", "FRAG\nIMM[0] FLT32 {0x7fc00001,     0.0000,     0.0000,     0.0000}\n");
+    assert_prints(
+        "FRAG\nIMM[0] FLT32 {0x7fc00001, 0, 0, 0}\n",
+        "FRAG\nIMM[0] FLT32 {0x7fc00001,     0.0000,     0.0000,     0.0000}\n",
+    );
     // strtoll: hex and octal for the 64-bit integer types.
     assert_prints("COMP\nIMM[0] INT64 {0x10, -010}\n", "COMP\nIMM[0] INT64 {16, -8}\n");
     // The hex option.
@@ -210,7 +224,12 @@ fn spec_6_observed_immediates() {
         tgsi::print_with(&program, PrintOptions { float_as_hex: true, ..PrintOptions::default() }),
         "FRAG\nIMM[0] FLT32 {0x3f800000, 0xc0000000, 0x3f000000, 0x00000000}\n"
     );
-    assert_round_trip("FRAG\nIMM[0] FLT32 {0x3f800000, 0xc0000000, 0x3f000000, 0x00000000}\n".replace("0x3f800000, 0xc0000000, 0x3f000000, 0x00000000", "    1.0000,    -2.0000,     0.5000,     0.0000").as_str(), "hex reread");
+    assert_round_trip(
+        "FRAG\nIMM[0] FLT32 {0x3f800000, 0xc0000000, 0x3f000000, 0x00000000}\n"
+            .replace("0x3f800000, 0xc0000000, 0x3f000000, 0x00000000", "    1.0000,    -2.0000,     0.5000,     0.0000")
+            .as_str(),
+        "hex reread",
+    );
     // Legacy unindexed immediates keep their form.
     assert_round_trip("FRAG\nIMM FLT32 {    0.5000,     1.0000,     0.0000,     0.0000}\n", "7.9 immediates");
     assert_round_trip("FRAG\nIMM FLT32 {     0.5000,     1.0000,     0.0000,     0.0000 }\n", "7.8 immediates");
@@ -239,7 +258,10 @@ fn spec_6_observed_instructions() {
         "COMP\nSTORE IMAGE[0], TEMP[0], TEMP[1], 2D, PIPE_FORMAT_R32G32B32A32_FLOAT, RESTRICT, COHERENT\n",
         "COMP\n  0: STORE IMAGE[0], TEMP[0], TEMP[1], COHERENT, RESTRICT, 2D, PIPE_FORMAT_R32G32B32A32_FLOAT\n",
     );
-    assert_prints("FRAG\nTEX TEMP[0], IN[0], SAMP[0], 2D, IMM[0]\n", "FRAG\n  0: TEX TEMP[0], IN[0], SAMP[0], 2D, IMM[0].xxx\n");
+    assert_prints(
+        "FRAG\nTEX TEMP[0], IN[0], SAMP[0], 2D, IMM[0]\n",
+        "FRAG\n  0: TEX TEMP[0], IN[0], SAMP[0], 2D, IMM[0].xxx\n",
+    );
     // Negative indentation levels print no spaces and must be climbed back.
     assert_prints(
         "FRAG\nENDIF\nENDIF\nIF TEMP[0].xxxx\nMOV TEMP[0], TEMP[1]\nENDIF\nIF TEMP[0].xxxx\nIF TEMP[0].xxxx\nMOV TEMP[0], TEMP[1]\n",
@@ -267,9 +289,15 @@ fn spec_6_observed_instructions() {
 #[test]
 fn legacy_opcode_disambiguation() {
     use tgsi2va::tgsi::opcodes::Opcode;
-    let p = parse_ok("FRAG\nLOOP\nENDLOOP\nBGNLOOP\nENDLOOP\nLOAD TEMP[0], TEMP[1], RES[0]\nLOAD TEMP[0], BUFFER[0], TEMP[1]\n", "legacy");
+    let p = parse_ok(
+        "FRAG\nLOOP\nENDLOOP\nBGNLOOP\nENDLOOP\nLOAD TEMP[0], TEMP[1], RES[0]\nLOAD TEMP[0], BUFFER[0], TEMP[1]\n",
+        "legacy",
+    );
     let ops: Vec<Opcode> = p.instructions().map(|i| i.opcode).collect();
-    assert_eq!(ops, [Opcode::Loop, Opcode::EndloopLegacy, Opcode::Bgnloop, Opcode::Endloop, Opcode::LoadLegacy, Opcode::Load]);
+    assert_eq!(
+        ops,
+        [Opcode::Loop, Opcode::EndloopLegacy, Opcode::Bgnloop, Opcode::Endloop, Opcode::LoadLegacy, Opcode::Load]
+    );
 }
 
 #[test]

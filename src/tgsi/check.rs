@@ -23,7 +23,7 @@
 //! Linear time apart from sorting declarations; no recursion.
 
 use super::ast::*;
-use super::opcodes::{FlowRole, OperandType, Opcode, StageMask};
+use super::opcodes::{FlowRole, Opcode, OperandType, StageMask};
 use crate::diag::{Diagnostic, Span};
 use std::collections::HashMap;
 
@@ -182,18 +182,25 @@ impl<'a> Checker<'a> {
         let p = self.processor();
         use SemanticName as S;
         let (allowed, rule): (bool, &str) = match sem.name {
-            S::Face | S::Pcoord | S::Sampleid | S::Samplepos | S::HelperInvocation => {
-                (p == Processor::Frag && matches!(d.file, File::Input | File::SystemValue), "a fragment shader input or system value")
-            }
+            S::Face | S::Pcoord | S::Sampleid | S::Samplepos | S::HelperInvocation => (
+                p == Processor::Frag && matches!(d.file, File::Input | File::SystemValue),
+                "a fragment shader input or system value",
+            ),
             S::ThreadId | S::BlockId | S::BlockSize | S::GridSize | S::WorkDim | S::CsUserDataAmd => {
                 (p == Processor::Comp && d.file == File::SystemValue, "a compute shader system value")
             }
             S::Vertexid | S::Instanceid | S::VertexidNobase | S::Basevertex | S::Baseinstance | S::Drawid => {
                 (p == Processor::Vert && d.file == File::SystemValue, "a vertex shader system value")
             }
-            S::Tesscoord => (p == Processor::TessEval && d.file == File::SystemValue, "a tessellation evaluation system value"),
-            S::Invocationid => (matches!(p, Processor::Geom | Processor::TessCtrl), "a geometry or tessellation control shader value"),
-            S::Verticesin => (matches!(p, Processor::TessCtrl | Processor::TessEval), "a tessellation shader system value"),
+            S::Tesscoord => {
+                (p == Processor::TessEval && d.file == File::SystemValue, "a tessellation evaluation system value")
+            }
+            S::Invocationid => {
+                (matches!(p, Processor::Geom | Processor::TessCtrl), "a geometry or tessellation control shader value")
+            }
+            S::Verticesin => {
+                (matches!(p, Processor::TessCtrl | Processor::TessEval), "a tessellation shader system value")
+            }
             S::Stencil => (p == Processor::Frag && d.file == File::Output, "a fragment shader output"),
             _ => (true, ""),
         };
@@ -251,9 +258,13 @@ impl<'a> Checker<'a> {
             };
             if stage != p {
                 self.diags.push(
-                    Diagnostic::error("E0109", prop.span, format!("property `{}` in {}", prop.name.name(), processor_noun(p)))
-                        .with_label("not allowed here")
-                        .with_note(format!("`{}` applies to {who} shaders only", prop.name.name())),
+                    Diagnostic::error(
+                        "E0109",
+                        prop.span,
+                        format!("property `{}` in {}", prop.name.name(), processor_noun(p)),
+                    )
+                    .with_label("not allowed here")
+                    .with_note(format!("`{}` applies to {who} shaders only", prop.name.name())),
                 );
             }
         }
@@ -277,7 +288,11 @@ impl<'a> Checker<'a> {
                         format!("`{}` is not available in {}", info.name, processor_noun(self.processor())),
                     )
                     .with_label("wrong shader stage")
-                    .with_note(format!("`{}` is only allowed in {} shaders", info.name, stage_names(info.stages))),
+                    .with_note(format!(
+                        "`{}` is only allowed in {} shaders",
+                        info.name,
+                        stage_names(info.stages)
+                    )),
                 );
             }
             if inst.dst.len() != usize::from(info.num_dst)
@@ -294,12 +309,22 @@ impl<'a> Checker<'a> {
                 self.use_register(&d.register, d.span, imm_count, gs_vertices);
                 if matches!(
                     d.register.file,
-                    File::Const | File::Immediate | File::Input | File::SystemValue | File::Sampler | File::SamplerView | File::ConstBuf
+                    File::Const
+                        | File::Immediate
+                        | File::Input
+                        | File::SystemValue
+                        | File::Sampler
+                        | File::SamplerView
+                        | File::ConstBuf
                 ) {
                     self.diags.push(
-                        Diagnostic::error("E0112", d.span, format!("`{}` registers cannot be written", d.register.file.name()))
-                            .with_label("read-only register file")
-                            .with_note("destinations are TEMP, OUT, ADDR, or a resource for STORE"),
+                        Diagnostic::error(
+                            "E0112",
+                            d.span,
+                            format!("`{}` registers cannot be written", d.register.file.name()),
+                        )
+                        .with_label("read-only register file")
+                        .with_note("destinations are TEMP, OUT, ADDR, or a resource for STORE"),
                     );
                 }
                 let ty = info.dst_types.get(i).copied();
@@ -307,9 +332,16 @@ impl<'a> Checker<'a> {
                     && !matches!(d.write_mask.0, 0x3 | 0xc | 0xf)
                 {
                     self.diags.push(
-                        Diagnostic::error("E0105", d.span, format!("`{}` writes 64-bit values: the write mask must be `xy`, `zw` or `xyzw`", info.name))
-                            .with_label("mask splits a 64-bit channel pair")
-                            .with_note("a 64-bit value occupies the channel pair xy or zw"),
+                        Diagnostic::error(
+                            "E0105",
+                            d.span,
+                            format!(
+                                "`{}` writes 64-bit values: the write mask must be `xy`, `zw` or `xyzw`",
+                                info.name
+                            ),
+                        )
+                        .with_label("mask splits a 64-bit channel pair")
+                        .with_note("a 64-bit value occupies the channel pair xy or zw"),
                     );
                 }
             }
@@ -318,14 +350,22 @@ impl<'a> Checker<'a> {
                 let ty = info.src_types.get(i).copied();
                 self.operand_kind(inst, s, ty);
                 if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
-                    let pairs_ok = s.swizzle.chunks(2).all(|p| {
-                        matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W))
-                    });
+                    let pairs_ok = s
+                        .swizzle
+                        .chunks(2)
+                        .all(|p| matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W)));
                     if !pairs_ok {
                         self.diags.push(
-                            Diagnostic::error("E0106", s.span, format!("`{}` reads 64-bit values: the swizzle must be made of `xy` and `zw` pairs", info.name))
-                                .with_label("swizzle splits a 64-bit channel pair")
-                                .with_help("use e.g. `.xyxy`, `.zwzw` or `.xyzw`"),
+                            Diagnostic::error(
+                                "E0106",
+                                s.span,
+                                format!(
+                                    "`{}` reads 64-bit values: the swizzle must be made of `xy` and `zw` pairs",
+                                    info.name
+                                ),
+                            )
+                            .with_label("swizzle splits a 64-bit channel pair")
+                            .with_help("use e.g. `.xyxy`, `.zwzw` or `.xyzw`"),
                         );
                     }
                 }
@@ -347,17 +387,23 @@ impl<'a> Checker<'a> {
                 (matches!(file, File::SamplerView | File::LegacyResource) || handle, "a sampler view (`SVIEW[n]`)")
             }
             Some(OperandType::Res) => (
-                matches!(file, File::Buffer | File::Image | File::Memory | File::HwAtomic | File::ConstBuf | File::LegacyResource)
-                    || handle,
+                matches!(
+                    file,
+                    File::Buffer | File::Image | File::Memory | File::HwAtomic | File::ConstBuf | File::LegacyResource
+                ) || handle,
                 "a resource (`BUFFER`, `IMAGE`, `MEMORY`, `HWATOMIC` or `CONSTBUF`)",
             ),
             _ => (true, ""),
         };
         if !ok {
             self.diags.push(
-                Diagnostic::error("E0102", s.span, format!("`{}` expects {want} here, found `{}`", inst.opcode.name(), file.name()))
-                    .with_label("wrong kind of operand")
-                    .with_note(format!("`{}` takes {}", inst.opcode.name(), inst.opcode.info().operands)),
+                Diagnostic::error(
+                    "E0102",
+                    s.span,
+                    format!("`{}` expects {want} here, found `{}`", inst.opcode.name(), file.name()),
+                )
+                .with_label("wrong kind of operand")
+                .with_note(format!("`{}` takes {}", inst.opcode.name(), inst.opcode.info().operands)),
             );
         }
     }
@@ -470,33 +516,38 @@ impl<'a> Checker<'a> {
                 Kind::Switch => "SWITCH",
                 Kind::Sub => "BGNSUB",
             };
-            let close = |stack: &mut Vec<Open<'a>>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
-                match stack.iter().rposition(|o| o.kind == kind) {
-                    None => {
-                        diags.push(
-                            Diagnostic::error("E0120", inst.opcode_span, format!("`{name}` without a matching `{what}`"))
-                                .with_label("nothing to close")
-                                .with_note("control flow comes from the nesting of the instructions"),
-                        );
-                        None
-                    }
-                    Some(pos) => {
-                        while stack.len() > pos + 1 {
-                            let inner = stack.pop()?;
+            let close =
+                |stack: &mut Vec<Open<'a>>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
+                    match stack.iter().rposition(|o| o.kind == kind) {
+                        None => {
                             diags.push(
                                 Diagnostic::error(
-                                    "E0128",
-                                    inner.span,
-                                    format!("`{}` is not closed before `{name}`", inner.opcode.name()),
+                                    "E0120",
+                                    inst.opcode_span,
+                                    format!("`{name}` without a matching `{what}`"),
                                 )
-                                .with_label("unclosed")
-                                .with_secondary(inst.opcode_span, "the enclosing construct ends here"),
+                                .with_label("nothing to close")
+                                .with_note("control flow comes from the nesting of the instructions"),
                             );
+                            None
                         }
-                        stack.pop()
+                        Some(pos) => {
+                            while stack.len() > pos + 1 {
+                                let inner = stack.pop()?;
+                                diags.push(
+                                    Diagnostic::error(
+                                        "E0128",
+                                        inner.span,
+                                        format!("`{}` is not closed before `{name}`", inner.opcode.name()),
+                                    )
+                                    .with_label("unclosed")
+                                    .with_secondary(inst.opcode_span, "the enclosing construct ends here"),
+                                );
+                            }
+                            stack.pop()
+                        }
                     }
-                }
-            };
+                };
             match inst.opcode.info().flow {
                 Some(FlowRole::If) => stack.push(Open {
                     kind: Kind::If,

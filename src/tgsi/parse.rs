@@ -170,8 +170,12 @@ impl<'a> Parser<'a> {
             }
             if self.error_count() >= MAX_ERRORS {
                 self.diags.push(
-                    Diagnostic::error("E0099", Span::at(self.pos), format!("too many errors; stopping after {MAX_ERRORS}"))
-                        .with_note("fix the errors above and run again to see the rest"),
+                    Diagnostic::error(
+                        "E0099",
+                        Span::at(self.pos),
+                        format!("too many errors; stopping after {MAX_ERRORS}"),
+                    )
+                    .with_note("fix the errors above and run again to see the rest"),
                 );
                 break;
             }
@@ -179,7 +183,14 @@ impl<'a> Parser<'a> {
             let result = if separated {
                 self.statement()
             } else {
-                Err(self.error_here("E0002", format!("expected white space before the next statement, found {}", describe(self.src, self.pos)))
+                Err(self
+                    .error_here(
+                        "E0002",
+                        format!(
+                            "expected white space before the next statement, found {}",
+                            describe(self.src, self.pos)
+                        ),
+                    )
                     .with_label("a statement must be separated from the previous one by white space")
                     .into())
             };
@@ -219,7 +230,10 @@ impl<'a> Parser<'a> {
         let word = self.word_at(self.pos);
         matches!(upper(word, &mut buf), Some(b"DCL" | b"IMM" | b"PROPERTY"))
             || self.peek().is_ascii_digit()
-            || upper(word, &mut buf).and_then(|w| std::str::from_utf8(w).ok()).and_then(super::opcodes::by_name).is_some()
+            || upper(word, &mut buf)
+                .and_then(|w| std::str::from_utf8(w).ok())
+                .and_then(super::opcodes::by_name)
+                .is_some()
     }
 
     // -----------------------------------------------------------------------------------------
@@ -288,8 +302,11 @@ impl<'a> Parser<'a> {
     #[cold]
     fn expected_byte(&self, c: u8, code: &'static str, context: &str) -> Box<Diagnostic> {
         Box::new(
-            self.error_here(code, format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)))
-                .with_label(format!("expected `{}`", c as char)),
+            self.error_here(
+                code,
+                format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)),
+            )
+            .with_label(format!("expected `{}`", c as char)),
         )
     }
 
@@ -356,7 +373,11 @@ impl<'a> Parser<'a> {
                 self.pos += minor.len();
                 let major = num::decimal_value(major).min(u64::from(u32::MAX)) as u32;
                 let minor = num::decimal_value(minor).min(u64::from(u32::MAX)) as u32;
-                return Ok(Header { processor: p, legacy_version: Some((major, minor)), span: Span::new(start, self.pos) });
+                return Ok(Header {
+                    processor: p,
+                    legacy_version: Some((major, minor)),
+                    span: Span::new(start, self.pos),
+                });
             }
         }
         self.pos = start;
@@ -372,9 +393,10 @@ impl<'a> Parser<'a> {
         )
         .with_label("not a shader type")
         .with_note("a TGSI shader starts with `VERT`, `FRAG`, `GEOM`, `TESS_CTRL`, `TESS_EVAL` or `COMP`");
-        if let Some(s) = std::str::from_utf8(word).ok().and_then(|w| {
-            names::closest(w, ["VERT", "FRAG", "GEOM", "TESS_CTRL", "TESS_EVAL", "COMP"].into_iter())
-        }) {
+        if let Some(s) = std::str::from_utf8(word)
+            .ok()
+            .and_then(|w| names::closest(w, ["VERT", "FRAG", "GEOM", "TESS_CTRL", "TESS_EVAL", "COMP"].into_iter()))
+        {
             d = d.with_help(format!("did you mean `{s}`?"));
         }
         Err(d.into())
@@ -389,7 +411,10 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             if self.peek() != b':' {
                 return Err(self
-                    .error_here("E0003", format!("expected `:` after the instruction number, found {}", describe(self.src, self.pos)))
+                    .error_here(
+                        "E0003",
+                        format!("expected `:` after the instruction number, found {}", describe(self.src, self.pos)),
+                    )
                     .with_label("expected `:`")
                     .into());
             }
@@ -519,7 +544,11 @@ pub(super) fn out_of_range(span: Span, what: &str, value: u64, field: Field) -> 
     if value == u64::MAX {
         d.with_note(format!("Mesa stores it in {} and would silently change it", field.name()))
     } else {
-        d.with_note(format!("Mesa stores it in {} and would silently turn {value} into {}", field.name(), field.wrap(value)))
+        d.with_note(format!(
+            "Mesa stores it in {} and would silently turn {value} into {}",
+            field.name(),
+            field.wrap(value)
+        ))
     }
 }
 

@@ -85,10 +85,14 @@ impl Parser<'_> {
                 (None, second)
             } else {
                 if first.first != first.last || first.empty {
-                    return Err(Diagnostic::error("E0034", first.span, "a declaration's dimension must be a single index")
-                        .with_label("a range here")
-                        .with_note("Mesa would keep only the first index")
-                        .into());
+                    return Err(Diagnostic::error(
+                        "E0034",
+                        first.span,
+                        "a declaration's dimension must be a single index",
+                    )
+                    .with_label("a range here")
+                    .with_note("Mesa would keep only the first index")
+                    .into());
                 }
                 (Some(first.first), second)
             }
@@ -127,7 +131,9 @@ impl Parser<'_> {
 
     fn empty_brackets(&self, span: Span) -> Box<Diagnostic> {
         let note = match self.processor {
-            Processor::Geom => "in a geometry shader `[]` means all input vertices; set `PROPERTY GS_INPUT_PRIMITIVE` first",
+            Processor::Geom => {
+                "in a geometry shader `[]` means all input vertices; set `PROPERTY GS_INPUT_PRIMITIVE` first"
+            }
             _ => "`[]` is only allowed where the size is implied (geometry and tessellation shaders)",
         };
         Box::new(
@@ -157,7 +163,10 @@ impl Parser<'_> {
         let mut last = first;
         if self.peek() == b'.' {
             if self.peek_at(1) != b'.' {
-                return Err(self.error_here("E0035", "expected `..` in a declaration range").with_label("expected `..`").into());
+                return Err(self
+                    .error_here("E0035", "expected `..` in a declaration range")
+                    .with_label("expected `..`")
+                    .into());
             }
             self.pos += 2;
             self.skip_ws();
@@ -202,7 +211,10 @@ impl Parser<'_> {
             let (w, span) = self.keyword(&mut buf);
             if w.is_empty() {
                 return Err(self
-                    .error_here("E0015", format!("expected a declaration attribute after `,`, found {}", describe(self.src, self.pos)))
+                    .error_here(
+                        "E0015",
+                        format!("expected a declaration attribute after `,`, found {}", describe(self.src, self.pos)),
+                    )
                     .with_label("expected an attribute")
                     .into());
             }
@@ -218,9 +230,9 @@ impl Parser<'_> {
                     matches!(file, File::Image | File::SamplerView | File::LegacyResource) && target.is_none()
                 }) {
                     (Stage::FileAttrs, Attr::Target(t))
-                } else if let Some(t) = names::return_type(w).filter(|_| {
-                    matches!(file, File::SamplerView | File::LegacyResource) && target.is_some()
-                }) {
+                } else if let Some(t) = names::return_type(w)
+                    .filter(|_| matches!(file, File::SamplerView | File::LegacyResource) && target.is_some())
+                {
                     (Stage::FileAttrs, Attr::ReturnType(t))
                 } else if w == b"RAW" && matches!(file, File::Image | File::LegacyResource) {
                     (Stage::FileAttrs, Attr::Raw)
@@ -242,7 +254,9 @@ impl Parser<'_> {
                             let text = String::from_utf8_lossy(&self.src[span.range()]).into_owned();
                             let mut d = Diagnostic::error("E0016", span, format!("unknown return type `{text}`"))
                                 .with_label("expected UNORM, SNORM, SINT, UINT or FLOAT");
-                            if let Some(s) = names::closest(&text, ["UNORM", "SNORM", "SINT", "UINT", "FLOAT"].into_iter()) {
+                            if let Some(s) =
+                                names::closest(&text, ["UNORM", "SNORM", "SINT", "UINT", "FLOAT"].into_iter())
+                            {
                                 d = d.with_help(format!("did you mean `{s}`?"));
                             }
                             return Err(d.into());
@@ -329,7 +343,9 @@ impl Parser<'_> {
             }
         }
         decl.resource = match file {
-            File::Image => Some(ResourceDecl::Image { target: target.unwrap_or(TextureTarget::Buffer), format, writable, raw }),
+            File::Image => {
+                Some(ResourceDecl::Image { target: target.unwrap_or(TextureTarget::Buffer), format, writable, raw })
+            }
             File::SamplerView => Some(ResourceDecl::SamplerView {
                 target: target.unwrap_or(TextureTarget::Buffer),
                 return_types: self.return_types(&types, target.is_some(), decl)?,
@@ -356,10 +372,21 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn return_types(&self, types: &[(ReturnType, Span)], has_target: bool, decl: &Declaration) -> PResult<[ReturnType; 4]> {
+    fn return_types(
+        &self,
+        types: &[(ReturnType, Span)],
+        has_target: bool,
+        decl: &Declaration,
+    ) -> PResult<[ReturnType; 4]> {
         match types {
             [] if has_target => Err(self
-                .error_here("E0016", format!("expected `,` and a return type after the texture target, found {}", describe(self.src, self.pos)))
+                .error_here(
+                    "E0016",
+                    format!(
+                        "expected `,` and a return type after the texture target, found {}",
+                        describe(self.src, self.pos)
+                    ),
+                )
                 .with_label("expected e.g. `, FLOAT`")
                 .into()),
             [] => Ok([ReturnType::Unorm; 4]),
@@ -421,10 +448,19 @@ impl Parser<'_> {
         }
         let text = String::from_utf8_lossy(&self.src[span.range()]).into_owned();
         let _ = decl;
-        let candidates = SemanticName::ALL
-            .iter()
-            .map(|s| s.name())
-            .chain(["CONSTANT", "LINEAR", "PERSPECTIVE", "COLOR", "CENTER", "CENTROID", "SAMPLE", "INVARIANT", "ARRAY", "LOCAL", "STREAM"]);
+        let candidates = SemanticName::ALL.iter().map(|s| s.name()).chain([
+            "CONSTANT",
+            "LINEAR",
+            "PERSPECTIVE",
+            "COLOR",
+            "CENTER",
+            "CENTROID",
+            "SAMPLE",
+            "INVARIANT",
+            "ARRAY",
+            "LOCAL",
+            "STREAM",
+        ]);
         let mut d = Diagnostic::error("E0015", span, format!("unknown declaration attribute `{text}`"))
             .with_label("expected a semantic, interpolation mode, sampling location or `INVARIANT`");
         if matches!(decl.file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource) {
@@ -505,7 +541,13 @@ impl Parser<'_> {
                 }
                 _ => {
                     return Err(self
-                        .error_here("E0021", format!("expected `{{` or `}}` in the immediate array, found {}", describe(self.src, self.pos)))
+                        .error_here(
+                            "E0021",
+                            format!(
+                                "expected `{{` or `}}` in the immediate array, found {}",
+                                describe(self.src, self.pos)
+                            ),
+                        )
                         .with_label("expected `{`")
                         .into());
                 }
@@ -516,7 +558,12 @@ impl Parser<'_> {
             return Err(Diagnostic::error(
                 "E0050",
                 Span::new(start, self.pos),
-                format!("`IMMX[{}..{}]` declares {declared} elements but {} are given", decl.first, decl.last, values.len()),
+                format!(
+                    "`IMMX[{}..{}]` declares {declared} elements but {} are given",
+                    decl.first,
+                    decl.last,
+                    values.len()
+                ),
             )
             .with_label("element count differs from the range")
             .into());
@@ -559,7 +606,8 @@ impl Parser<'_> {
                 },
             )
             .with_label("expected FLT32, UINT32, INT32, FLT64, UINT64 or INT64");
-            if let Some(s) = names::closest(&text, ["FLT32", "UINT32", "INT32", "FLT64", "UINT64", "INT64"].into_iter()) {
+            if let Some(s) = names::closest(&text, ["FLT32", "UINT32", "INT32", "FLT64", "UINT64", "INT64"].into_iter())
+            {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
             return Err(d.into());
@@ -656,7 +704,8 @@ impl Parser<'_> {
         }
         self.pos += len;
         self.value_end_check(start)?;
-        num::c_float_to_f64_bits(&self.src[start..start + len]).ok_or_else(|| self.expected_number("a floating-point number"))
+        num::c_float_to_f64_bits(&self.src[start..start + len])
+            .ok_or_else(|| self.expected_number("a floating-point number"))
     }
 
     fn uint32_value(&mut self) -> PResult<u32> {
@@ -762,7 +811,8 @@ impl Parser<'_> {
                     .with_label("expected a name")
                     .into());
             }
-            let mut d = Diagnostic::error("E0018", span, format!("unknown property `{text}`")).with_label("not a TGSI property");
+            let mut d = Diagnostic::error("E0018", span, format!("unknown property `{text}`"))
+                .with_label("not a TGSI property");
             if let Some(s) = names::closest(&text, PropertyName::ALL.iter().map(|p| p.name())) {
                 d = d.with_help(format!("did you mean `{s}`?"));
             }
@@ -789,13 +839,17 @@ impl Parser<'_> {
             PropertyName::GsInputPrimitive | PropertyName::GsOutputPrimitive => {
                 let (w, _) = self.keyword(&mut buf);
                 let choices: Vec<&str> = Primitive::ALL.iter().map(|p| p.name()).collect();
-                PropertyValue::Primitive(names::primitive(w).ok_or_else(|| bad_value(self, "a primitive name such as `TRIANGLES`", &choices))?)
+                PropertyValue::Primitive(
+                    names::primitive(w)
+                        .ok_or_else(|| bad_value(self, "a primitive name such as `TRIANGLES`", &choices))?,
+                )
             }
             PropertyName::FsCoordOrigin => {
                 let (w, _) = self.keyword(&mut buf);
                 PropertyValue::CoordOrigin(
-                    names::coord_origin(w)
-                        .ok_or_else(|| bad_value(self, "`UPPER_LEFT` or `LOWER_LEFT`", &["UPPER_LEFT", "LOWER_LEFT"]))?,
+                    names::coord_origin(w).ok_or_else(|| {
+                        bad_value(self, "`UPPER_LEFT` or `LOWER_LEFT`", &["UPPER_LEFT", "LOWER_LEFT"])
+                    })?,
                 )
             }
             PropertyName::FsCoordPixelCenter => {
@@ -808,7 +862,9 @@ impl Parser<'_> {
             PropertyName::NextShader => {
                 let (w, _) = self.keyword(&mut buf);
                 let choices = ["VERT", "TESS_CTRL", "TESS_EVAL", "GEOM", "FRAG", "COMP", "TASK", "MESH"];
-                PropertyValue::Shader(names::processor(w).ok_or_else(|| bad_value(self, "a shader type such as `FRAG`", &choices))?)
+                PropertyValue::Shader(
+                    names::processor(w).ok_or_else(|| bad_value(self, "a shader type such as `FRAG`", &choices))?,
+                )
             }
             _ => {
                 // Mesa prints values with %d, so accept a sign to read its output back.
@@ -839,7 +895,9 @@ impl Parser<'_> {
                 PropertyValue::Uint(value)
             }
         };
-        if let (Processor::Geom, PropertyName::GsInputPrimitive, PropertyValue::Primitive(p)) = (self.processor, name, value) {
+        if let (Processor::Geom, PropertyName::GsInputPrimitive, PropertyValue::Primitive(p)) =
+            (self.processor, name, value)
+        {
             self.implied_size = p.vertex_count();
         }
         Ok(Property { name, value, span: Span::new(start, self.pos) })
@@ -849,7 +907,8 @@ impl Parser<'_> {
 /// An unknown `PIPE_FORMAT_*` name.
 pub(super) fn unknown_format(src: &[u8], span: Span) -> Box<Diagnostic> {
     let text = String::from_utf8_lossy(&src[span.range()]).into_owned();
-    let mut d = Diagnostic::error("E0017", span, format!("unknown image format `{text}`")).with_label("not a Gallium format");
+    let mut d =
+        Diagnostic::error("E0017", span, format!("unknown image format `{text}`")).with_label("not a Gallium format");
     let bare = text.get(12..).unwrap_or("");
     if let Some(s) = names::closest(bare, crate::tgsi::formats::FORMATS.iter().copied()) {
         d = d.with_help(format!("did you mean `PIPE_FORMAT_{s}`?"));

@@ -91,7 +91,9 @@ impl Parser<'_> {
             }
             last_end = self.pos;
         }
-        if opcode == Opcode::Load && inst.src.get(1).is_some_and(|s| matches!(s.register.file, File::LegacyResource | File::SamplerView)) {
+        if opcode == Opcode::Load
+            && inst.src.get(1).is_some_and(|s| matches!(s.register.file, File::LegacyResource | File::SamplerView))
+        {
             // Mesa 7.11 – 8.0: LOAD was the sampler-view fetch (today's SAMPLE_I).
             inst.opcode = Opcode::LoadLegacy;
         }
@@ -139,7 +141,10 @@ impl Parser<'_> {
             let mut d = self
                 .error_here(
                     "E0003",
-                    format!("expected an instruction, `DCL`, `IMM` or `PROPERTY`, found {}", describe(self.src, self.pos)),
+                    format!(
+                        "expected an instruction, `DCL`, `IMM` or `PROPERTY`, found {}",
+                        describe(self.src, self.pos)
+                    ),
                 )
                 .with_label("expected a statement");
             if matches!(self.peek(), b'#' | b';' | b'/') {
@@ -149,7 +154,8 @@ impl Parser<'_> {
         }
         let unknown = || {
             let text = String::from_utf8_lossy(word);
-            let mut d = Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
+            let mut d =
+                Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
             if let Some(op) = opcodes::closest(&text) {
                 d = d.with_help(format!("did you mean `{}`?", op.name()));
             }
@@ -241,9 +247,13 @@ impl Parser<'_> {
                         && self.src[self.pos + word.len()..].iter().find(|&&c| !is_ws(c)) == Some(&b'[');
                     if info.has_texture_offsets && is_register && inst.memory == MemoryItems::default() {
                         if inst.texture_offsets.len() == 4 {
-                            return Err(Diagnostic::error("E0031", Span::new(comma, self.pos + word.len()), "more than four texture offsets")
-                                .with_label("a fifth offset")
-                                .into());
+                            return Err(Diagnostic::error(
+                                "E0031",
+                                Span::new(comma, self.pos + word.len()),
+                                "more than four texture offsets",
+                            )
+                            .with_label("a fifth offset")
+                            .into());
                         }
                         let offset = self.texture_offset()?;
                         inst.texture_offsets.push(offset);
@@ -256,7 +266,11 @@ impl Parser<'_> {
                             format!("`{}` takes no further operands", info.name),
                         )
                         .with_label("unexpected `,`")
-                        .with_note(format!("`{}` takes {}", info.name, operand_summary(inst.opcode)));
+                        .with_note(format!(
+                            "`{}` takes {}",
+                            info.name,
+                            operand_summary(inst.opcode)
+                        ));
                         if info.has_memory_items {
                             d = d.with_note("memory qualifiers, texture targets and formats may follow");
                         }
@@ -280,7 +294,10 @@ impl Parser<'_> {
                     }
                     if !self.peek().is_ascii_digit() {
                         return Err(self
-                            .error_here("E0038", format!("expected a label number after `:`, found {}", describe(self.src, self.pos)))
+                            .error_here(
+                                "E0038",
+                                format!("expected a label number after `:`, found {}", describe(self.src, self.pos)),
+                            )
                             .with_label("expected an instruction number")
                             .into());
                     }
@@ -340,10 +357,14 @@ impl Parser<'_> {
         self.expect(b'[', "E0005", "after the register file")?;
         let index = self.bracket()?;
         if index.indirect.is_some() {
-            return Err(Diagnostic::error("E0030", Span::new(start, self.pos), "indirect texture offsets are not supported")
-                .with_label("indirect offset")
-                .with_note("Mesa would silently keep only the constant part of the index")
-                .into());
+            return Err(Diagnostic::error(
+                "E0030",
+                Span::new(start, self.pos),
+                "indirect texture offsets are not supported",
+            )
+            .with_label("indirect offset")
+            .with_note("Mesa would silently keep only the constant part of the index")
+            .into());
         }
         let save = self.pos;
         self.skip_ws();
@@ -632,10 +653,14 @@ impl Parser<'_> {
                     last = comp as i32;
                 }
                 Some(_) => {
-                    return Err(Diagnostic::error("E0049", Span::new(start + i, start + i + 1), "write mask letters out of order")
-                        .with_label("repeated or out of order")
-                        .with_help("write the components in the order `x`, `y`, `z`, `w`, each at most once")
-                        .into());
+                    return Err(Diagnostic::error(
+                        "E0049",
+                        Span::new(start + i, start + i + 1),
+                        "write mask letters out of order",
+                    )
+                    .with_label("repeated or out of order")
+                    .with_help("write the components in the order `x`, `y`, `z`, `w`, each at most once")
+                    .into());
                 }
                 None => {
                     return Err(Diagnostic::error(
@@ -805,7 +830,10 @@ impl Parser<'_> {
             } else if self.src[self.pos..].starts_with(b".5") {
                 self.pos += 2;
             } else {
-                return Err(self.error_here("E0057", "expected `.5` in a legacy bias `( … )-.5`").with_label("expected `.5`").into());
+                return Err(self
+                    .error_here("E0057", "expected `.5` in a legacy bias `( … )-.5`")
+                    .with_label("expected `.5`")
+                    .into());
             }
         }
         if legacy.scale2 {
@@ -867,7 +895,11 @@ impl Parser<'_> {
         }
         if group.count == 0 || is_ident(self.peek()) {
             let end = self.pos + self.word_at(self.pos).len();
-            return Err(bad_swizzle(start, end.max(start + 1), "expected a swizzle: four of `x`, `y`, `z`, `w` (or one)"));
+            return Err(bad_swizzle(
+                start,
+                end.max(start + 1),
+                "expected a swizzle: four of `x`, `y`, `z`, `w` (or one)",
+            ));
         }
         Ok(group)
     }

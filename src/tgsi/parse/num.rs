@@ -304,13 +304,14 @@ pub fn scan_c_integer(s: &[u8]) -> CInteger {
     if matches!(s.first(), Some(b'+' | b'-')) {
         i = 1;
     }
-    let (radix, start) = if s.len() >= i + 3 && s[i] == b'0' && (s[i + 1] | 0x20) == b'x' && s[i + 2].is_ascii_hexdigit() {
-        (16u32, i + 2)
-    } else if s.get(i) == Some(&b'0') {
-        (8, i)
-    } else {
-        (10, i)
-    };
+    let (radix, start) =
+        if s.len() >= i + 3 && s[i] == b'0' && (s[i + 1] | 0x20) == b'x' && s[i + 2].is_ascii_hexdigit() {
+            (16u32, i + 2)
+        } else if s.get(i) == Some(&b'0') {
+            (8, i)
+        } else {
+            (10, i)
+        };
     let mut j = start;
     let mut magnitude: Option<u64> = Some(0);
     while let Some(d) = s.get(j).and_then(|&c| (c as char).to_digit(radix)) {
