@@ -17,8 +17,10 @@
 //!
 //! Shaders produced by Mesa (ureg, glsl-to-tgsi, st_mesa_to_tgsi) always pass without errors:
 //! bindless handles in TEMP/CONST registers are accepted where a sampler or resource is
-//! expected, texturing with implicit LOD is accepted outside fragment shaders, and label
-//! conventions of both "target" and "target + 1" are accepted.
+//! expected, texturing with implicit LOD is accepted outside fragment shaders, label
+//! conventions of both "target" and "target + 1" are accepted, 64-bit swizzles are checked
+//! only in the channel pairs that are read (glsl-to-tgsi writes `.xyyy` for one double), and a
+//! sampler view declared next to a used sampler of the same index counts as used.
 //!
 //! Linear time apart from sorting declarations; no recursion.
 
@@ -350,10 +352,18 @@ impl<'a> Checker<'a> {
                 let ty = info.src_types.get(i).copied();
                 self.operand_kind(inst, s, ty);
                 if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
-                    let pairs_ok = s
-                        .swizzle
-                        .chunks(2)
-                        .all(|p| matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W)));
+                    // The first pair is always read; the second only when a 64-bit result is
+                    // written to zw too (Mesa fills unread channels, e.g. `.xyyy`).
+                    let wide_dst = info
+                        .dst_types
+                        .first()
+                        .is_some_and(|t| matches!(t, OperandType::D | OperandType::I64 | OperandType::U64));
+                    let both = wide_dst
+                        && inst.dst.first().is_some_and(|d| d.write_mask.0 & 0xc != 0 && d.write_mask.0 & 0x3 != 0);
+                    let pairs_ok =
+                        s.swizzle.chunks(2).take(if both { 2 } else { 1 }).all(|p| {
+                            matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W))
+                        });
                     if !pairs_ok {
                         self.diags.push(
                             Diagnostic::error(
@@ -717,6 +727,16 @@ impl<'a> Checker<'a> {
     fn unused(&mut self) {
         for &(used, d) in &self.used {
             if used || d.file == File::Immediate {
+                continue;
+            }
+            // ureg declares a sampler view next to each sampler that TEX-style opcodes use
+            // (drivers read its return type); that counts as a use.
+            if d.file == File::SamplerView
+                && self
+                    .used
+                    .iter()
+                    .any(|&(u, s)| u && s.file == File::Sampler && s.first <= d.last && d.first <= s.last)
+            {
                 continue;
             }
             let what = if d.first == d.last {
