@@ -107,6 +107,10 @@ fn main() {
         return;
     }
 
+    let typical = vec![synthetic(3_000)];
+    let (mbps, bytes) = throughput(&typical, Duration::from_secs(3));
+    println!("parse: synthetic shader of a large game's size ({bytes} bytes, 3002 instructions): {mbps:.0} MB/s");
+
     let big = vec![synthetic(400_000)];
     let (mbps, bytes) = throughput(&big, Duration::from_secs(5));
     println!("parse: synthetic shader ({bytes} bytes, 400002 instructions): {mbps:.0} MB/s");
