@@ -512,10 +512,36 @@ impl<'a> Checker<'a> {
             /// Instruction number of the first ENDIF/ELSE for label checks.
             seen_else: bool,
         }
+        /// The open constructs, innermost last, with a count per kind so that "is any loop
+        /// open?" costs O(1) and every search below is paid for by the pops it leads to.
+        struct Stack<'i> {
+            items: Vec<Open<'i>>,
+            counts: [usize; 4],
+        }
+        impl<'i> Stack<'i> {
+            fn push(&mut self, open: Open<'i>) {
+                self.counts[open.kind as usize] += 1;
+                self.items.push(open);
+            }
+            fn pop(&mut self) -> Option<Open<'i>> {
+                let open = self.items.pop()?;
+                self.counts[open.kind as usize] -= 1;
+                Some(open)
+            }
+            fn any(&self, kind: Kind) -> bool {
+                self.counts[kind as usize] > 0
+            }
+            fn last(&self) -> Option<&Open<'i>> {
+                self.items.last()
+            }
+            fn last_mut(&mut self) -> Option<&mut Open<'i>> {
+                self.items.last_mut()
+            }
+        }
         let program = self.program;
-        let mut stack: Vec<Open<'a>> = Vec::new();
+        let mut stack = Stack { items: Vec::new(), counts: [0; 4] };
         let mut ends = Vec::new();
-        let mut subs = Vec::new();
+        let mut subs = std::collections::HashSet::new();
         let mut calls = Vec::new();
         for (n, inst) in program.instructions().enumerate() {
             let n = n as u32;
@@ -527,8 +553,9 @@ impl<'a> Checker<'a> {
                 Kind::Sub => "BGNSUB",
             };
             let close =
-                |stack: &mut Vec<Open<'a>>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
-                    match stack.iter().rposition(|o| o.kind == kind) {
+                |stack: &mut Stack<'a>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
+                    let found = if stack.any(kind) { stack.items.iter().rposition(|o| o.kind == kind) } else { None };
+                    match found {
                         None => {
                             diags.push(
                                 Diagnostic::error(
@@ -542,7 +569,7 @@ impl<'a> Checker<'a> {
                             None
                         }
                         Some(pos) => {
-                            while stack.len() > pos + 1 {
+                            while stack.items.len() > pos + 1 {
                                 let inner = stack.pop()?;
                                 diags.push(
                                     Diagnostic::error(
@@ -637,7 +664,7 @@ impl<'a> Checker<'a> {
                     close(&mut stack, &mut self.diags, Kind::Switch, "SWITCH");
                 }
                 Some(FlowRole::SubBegin) => {
-                    subs.push(n);
+                    subs.insert(n);
                     stack.push(Open {
                         kind: Kind::Sub,
                         owner: inst,
@@ -652,13 +679,13 @@ impl<'a> Checker<'a> {
                 Some(FlowRole::SubEnd) => {
                     close(&mut stack, &mut self.diags, Kind::Sub, "BGNSUB");
                 }
-                Some(FlowRole::Break) if !stack.iter().any(|o| matches!(o.kind, Kind::Loop | Kind::Switch)) => {
+                Some(FlowRole::Break) if !stack.any(Kind::Loop) && !stack.any(Kind::Switch) => {
                     self.diags.push(
                         Diagnostic::error("E0126", inst.opcode_span, format!("`{name}` outside a loop or `SWITCH`"))
                             .with_label("nothing to break out of"),
                     );
                 }
-                Some(FlowRole::Continue) if !stack.iter().any(|o| o.kind == Kind::Loop) => {
+                Some(FlowRole::Continue) if !stack.any(Kind::Loop) => {
                     self.diags.push(
                         Diagnostic::error("E0127", inst.opcode_span, format!("`{name}` outside a loop"))
                             .with_label("nothing to continue"),
@@ -669,7 +696,7 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
-        for open in stack {
+        for open in stack.items {
             self.diags.push(
                 Diagnostic::error("E0128", open.span, format!("`{}` is never closed", open.opcode.name()))
                     .with_label("unclosed")
@@ -678,7 +705,8 @@ impl<'a> Checker<'a> {
         }
         for call in calls {
             if let Some(l) = call.label
-                && !subs.iter().any(|&s| l == s || l == s + 1)
+                && !subs.contains(&l)
+                && !(l > 0 && subs.contains(&(l - 1)))
             {
                 self.label_warning(call, l, "no BGNSUB starts there".to_string());
             }
@@ -725,18 +753,25 @@ impl<'a> Checker<'a> {
     }
 
     fn unused(&mut self) {
+        // Used sampler ranges, merged and sorted, for the SVIEW rule below.
+        let mut used_samplers: Vec<(u32, u32)> =
+            self.used.iter().filter(|(u, d)| *u && d.file == File::Sampler).map(|(_, d)| (d.first, d.last)).collect();
+        used_samplers.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(used_samplers.len());
+        for (first, last) in used_samplers {
+            match merged.last_mut() {
+                Some(m) if first <= m.1.saturating_add(1) => m.1 = m.1.max(last),
+                _ => merged.push((first, last)),
+            }
+        }
+        let used_samplers = merged;
         for &(used, d) in &self.used {
             if used || d.file == File::Immediate {
                 continue;
             }
             // ureg declares a sampler view next to each sampler that TEX-style opcodes use
             // (drivers read its return type); that counts as a use.
-            if d.file == File::SamplerView
-                && self
-                    .used
-                    .iter()
-                    .any(|&(u, s)| u && s.file == File::Sampler && s.first <= d.last && d.first <= s.last)
-            {
+            if d.file == File::SamplerView && overlaps(&used_samplers, d.first, d.last) {
                 continue;
             }
             let what = if d.first == d.last {
@@ -751,6 +786,12 @@ impl<'a> Checker<'a> {
             );
         }
     }
+}
+
+/// Whether `[first, last]` meets one of the sorted, disjoint `ranges`.
+fn overlaps(ranges: &[(u32, u32)], first: u32, last: u32) -> bool {
+    let i = ranges.partition_point(|r| r.1 < first);
+    ranges.get(i).is_some_and(|r| r.0 <= last)
 }
 
 fn register_name(file: File, dim: u32, index: u32, per_vertex: bool) -> String {
