@@ -92,3 +92,23 @@ fn nul_and_non_ascii_bytes_are_errors() {
         assert!(tgsi::parse(text).is_err(), "{text:?}");
     }
 }
+
+#[test]
+fn checker_is_linear_on_adversarial_nesting() {
+    let n = 200_000;
+    // Many openers closed by the wrong kind, BRKs under deep IFs, calls to many subroutines,
+    // unused sampler views next to samplers: each would be quadratic if searched naively.
+    let mut text = String::from("FRAG\nDCL TEMP[0]\n");
+    text.push_str(&"IF TEMP[0].xxxx\n".repeat(n));
+    text.push_str(&"BRK\nCONT\n".repeat(n));
+    text.push_str(&"ENDLOOP\n".repeat(n));
+    text.push_str(&"CAL :7\n".repeat(n));
+    for i in 0..2000 {
+        text.push_str(&format!("DCL SVIEW[{i}], 2D, FLOAT\nDCL SAMP[{i}]\n"));
+    }
+    text.push_str("END\n");
+    let program = tgsi::parse(&text).expect("parses");
+    let diags = tgsi::check(&program);
+    assert!(diags.iter().filter(|d| d.code == "E0126").count() == n);
+    assert!(diags.iter().filter(|d| d.code == "E0120").count() == n);
+}

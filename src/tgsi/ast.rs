@@ -22,6 +22,15 @@
 
 use super::opcodes::Opcode;
 use crate::diag::Span;
+pub use smallvec::{SmallVec, smallvec};
+
+/// Destination operands of an instruction. Stored inline (every opcode but the legacy
+/// DFRACEXP has at most one), so parsing allocates nothing per instruction; it derefs to a
+/// slice and converts from a `Vec` with `.into()`.
+pub type DstOperands = SmallVec<[DstOperand; 1]>;
+
+/// Source operands of an instruction: inline up to three (most opcodes), on the heap beyond.
+pub type SrcOperands = SmallVec<[SrcOperand; 3]>;
 
 /// A whole shader.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +127,11 @@ impl Processor {
 }
 
 /// One statement, in text order.
+///
+/// Instructions are by far the most common statement and carry their operands inline; boxing
+/// them to shrink the enum would cost an allocation per instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Statement {
     Property(Property),
     Declaration(Declaration),
@@ -597,6 +610,11 @@ pub struct SrcOperand {
 /// The extended source modifiers of Mesa ≤ 7.7, applied from the inside out:
 /// swizzle (or extended swizzle), plain negate, complement, bias, scale by two, absolute value,
 /// outer negate. `SrcOperand::negate`/`absolute` hold the plain negate and the absolute value.
+///
+/// Without this block (`SrcOperand::legacy == None`, everything printed since 2009) the order
+/// is the modern one: `negate` applies after `absolute` (`-|x|`). The parser creates the block
+/// only when a legacy feature is written (or for `|-x|`, the negate inside the absolute value),
+/// so a tree has one spelling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LegacySourceModifiers {
     /// `-( … )` around everything.
@@ -1057,8 +1075,8 @@ pub struct Instruction {
     pub precise: bool,
     /// Legacy predicate `(PRED[n].xyzw)` / `(!PRED[n])` before the opcode (7.9 – 17.0).
     pub predicate: Option<Predicate>,
-    pub dst: Vec<DstOperand>,
-    pub src: Vec<SrcOperand>,
+    pub dst: DstOperands,
+    pub src: SrcOperands,
     /// The texture-target operand of texture opcodes.
     pub texture_target: Option<TextureTarget>,
     /// Up to four texture offsets.

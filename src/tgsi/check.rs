@@ -17,8 +17,10 @@
 //!
 //! Shaders produced by Mesa (ureg, glsl-to-tgsi, st_mesa_to_tgsi) always pass without errors:
 //! bindless handles in TEMP/CONST registers are accepted where a sampler or resource is
-//! expected, texturing with implicit LOD is accepted outside fragment shaders, and label
-//! conventions of both "target" and "target + 1" are accepted.
+//! expected, texturing with implicit LOD is accepted outside fragment shaders, label
+//! conventions of both "target" and "target + 1" are accepted, 64-bit swizzles are checked
+//! only in the channel pairs that are read (glsl-to-tgsi writes `.xyyy` for one double), and a
+//! sampler view declared next to a used sampler of the same index counts as used.
 //!
 //! Linear time apart from sorting declarations; no recursion.
 
@@ -350,10 +352,18 @@ impl<'a> Checker<'a> {
                 let ty = info.src_types.get(i).copied();
                 self.operand_kind(inst, s, ty);
                 if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
-                    let pairs_ok = s
-                        .swizzle
-                        .chunks(2)
-                        .all(|p| matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W)));
+                    // The first pair is always read; the second only when a 64-bit result is
+                    // written to zw too (Mesa fills unread channels, e.g. `.xyyy`).
+                    let wide_dst = info
+                        .dst_types
+                        .first()
+                        .is_some_and(|t| matches!(t, OperandType::D | OperandType::I64 | OperandType::U64));
+                    let both = wide_dst
+                        && inst.dst.first().is_some_and(|d| d.write_mask.0 & 0xc != 0 && d.write_mask.0 & 0x3 != 0);
+                    let pairs_ok =
+                        s.swizzle.chunks(2).take(if both { 2 } else { 1 }).all(|p| {
+                            matches!((p[0], p[1]), (Component::X, Component::Y) | (Component::Z, Component::W))
+                        });
                     if !pairs_ok {
                         self.diags.push(
                             Diagnostic::error(
@@ -502,10 +512,36 @@ impl<'a> Checker<'a> {
             /// Instruction number of the first ENDIF/ELSE for label checks.
             seen_else: bool,
         }
+        /// The open constructs, innermost last, with a count per kind so that "is any loop
+        /// open?" costs O(1) and every search below is paid for by the pops it leads to.
+        struct Stack<'i> {
+            items: Vec<Open<'i>>,
+            counts: [usize; 4],
+        }
+        impl<'i> Stack<'i> {
+            fn push(&mut self, open: Open<'i>) {
+                self.counts[open.kind as usize] += 1;
+                self.items.push(open);
+            }
+            fn pop(&mut self) -> Option<Open<'i>> {
+                let open = self.items.pop()?;
+                self.counts[open.kind as usize] -= 1;
+                Some(open)
+            }
+            fn any(&self, kind: Kind) -> bool {
+                self.counts[kind as usize] > 0
+            }
+            fn last(&self) -> Option<&Open<'i>> {
+                self.items.last()
+            }
+            fn last_mut(&mut self) -> Option<&mut Open<'i>> {
+                self.items.last_mut()
+            }
+        }
         let program = self.program;
-        let mut stack: Vec<Open<'a>> = Vec::new();
+        let mut stack = Stack { items: Vec::new(), counts: [0; 4] };
         let mut ends = Vec::new();
-        let mut subs = Vec::new();
+        let mut subs = std::collections::HashSet::new();
         let mut calls = Vec::new();
         for (n, inst) in program.instructions().enumerate() {
             let n = n as u32;
@@ -517,8 +553,9 @@ impl<'a> Checker<'a> {
                 Kind::Sub => "BGNSUB",
             };
             let close =
-                |stack: &mut Vec<Open<'a>>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
-                    match stack.iter().rposition(|o| o.kind == kind) {
+                |stack: &mut Stack<'a>, diags: &mut Vec<Diagnostic>, kind: Kind, what: &str| -> Option<Open<'a>> {
+                    let found = if stack.any(kind) { stack.items.iter().rposition(|o| o.kind == kind) } else { None };
+                    match found {
                         None => {
                             diags.push(
                                 Diagnostic::error(
@@ -532,7 +569,7 @@ impl<'a> Checker<'a> {
                             None
                         }
                         Some(pos) => {
-                            while stack.len() > pos + 1 {
+                            while stack.items.len() > pos + 1 {
                                 let inner = stack.pop()?;
                                 diags.push(
                                     Diagnostic::error(
@@ -627,7 +664,7 @@ impl<'a> Checker<'a> {
                     close(&mut stack, &mut self.diags, Kind::Switch, "SWITCH");
                 }
                 Some(FlowRole::SubBegin) => {
-                    subs.push(n);
+                    subs.insert(n);
                     stack.push(Open {
                         kind: Kind::Sub,
                         owner: inst,
@@ -642,13 +679,13 @@ impl<'a> Checker<'a> {
                 Some(FlowRole::SubEnd) => {
                     close(&mut stack, &mut self.diags, Kind::Sub, "BGNSUB");
                 }
-                Some(FlowRole::Break) if !stack.iter().any(|o| matches!(o.kind, Kind::Loop | Kind::Switch)) => {
+                Some(FlowRole::Break) if !stack.any(Kind::Loop) && !stack.any(Kind::Switch) => {
                     self.diags.push(
                         Diagnostic::error("E0126", inst.opcode_span, format!("`{name}` outside a loop or `SWITCH`"))
                             .with_label("nothing to break out of"),
                     );
                 }
-                Some(FlowRole::Continue) if !stack.iter().any(|o| o.kind == Kind::Loop) => {
+                Some(FlowRole::Continue) if !stack.any(Kind::Loop) => {
                     self.diags.push(
                         Diagnostic::error("E0127", inst.opcode_span, format!("`{name}` outside a loop"))
                             .with_label("nothing to continue"),
@@ -659,7 +696,7 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
-        for open in stack {
+        for open in stack.items {
             self.diags.push(
                 Diagnostic::error("E0128", open.span, format!("`{}` is never closed", open.opcode.name()))
                     .with_label("unclosed")
@@ -668,7 +705,8 @@ impl<'a> Checker<'a> {
         }
         for call in calls {
             if let Some(l) = call.label
-                && !subs.iter().any(|&s| l == s || l == s + 1)
+                && !subs.contains(&l)
+                && !(l > 0 && subs.contains(&(l - 1)))
             {
                 self.label_warning(call, l, "no BGNSUB starts there".to_string());
             }
@@ -715,8 +753,25 @@ impl<'a> Checker<'a> {
     }
 
     fn unused(&mut self) {
+        // Used sampler ranges, merged and sorted, for the SVIEW rule below.
+        let mut used_samplers: Vec<(u32, u32)> =
+            self.used.iter().filter(|(u, d)| *u && d.file == File::Sampler).map(|(_, d)| (d.first, d.last)).collect();
+        used_samplers.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(used_samplers.len());
+        for (first, last) in used_samplers {
+            match merged.last_mut() {
+                Some(m) if first <= m.1.saturating_add(1) => m.1 = m.1.max(last),
+                _ => merged.push((first, last)),
+            }
+        }
+        let used_samplers = merged;
         for &(used, d) in &self.used {
             if used || d.file == File::Immediate {
+                continue;
+            }
+            // ureg declares a sampler view next to each sampler that TEX-style opcodes use
+            // (drivers read its return type); that counts as a use.
+            if d.file == File::SamplerView && overlaps(&used_samplers, d.first, d.last) {
                 continue;
             }
             let what = if d.first == d.last {
@@ -731,6 +786,12 @@ impl<'a> Checker<'a> {
             );
         }
     }
+}
+
+/// Whether `[first, last]` meets one of the sorted, disjoint `ranges`.
+fn overlaps(ranges: &[(u32, u32)], first: u32, last: u32) -> bool {
+    let i = ranges.partition_point(|r| r.1 < first);
+    ranges.get(i).is_some_and(|r| r.0 <= last)
 }
 
 fn register_name(file: File, dim: u32, index: u32, per_vertex: bool) -> String {

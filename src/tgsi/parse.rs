@@ -44,6 +44,8 @@ pub(super) struct Parser<'a> {
     /// legacy opcode 79).
     loops: Vec<bool>,
     diags: Vec<Diagnostic>,
+    /// The statements parsed so far.
+    statements: Vec<Statement>,
 }
 
 pub(super) fn is_ws(c: u8) -> bool {
@@ -51,8 +53,21 @@ pub(super) fn is_ws(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Identifier bytes: letters, digits and `_`.
+static IDENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    table
+};
+
+#[inline]
 pub(super) fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
+    IDENT[usize::from(c)]
 }
 
 /// Upper-cases `word` into `buf`; `None` when it is longer than any keyword can be.
@@ -62,6 +77,21 @@ pub(super) fn upper<'b>(word: &[u8], buf: &'b mut [u8; 64]) -> Option<&'b [u8]> 
         *d = s.to_ascii_uppercase();
     }
     Some(dst)
+}
+
+/// The number of LF bytes, eight at a time.
+fn count_lines(src: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut chunks = src.chunks_exact(8);
+    let mut count = 0usize;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        // Bytes equal to LF become 0x00, then the high bit marks them.
+        let x = word ^ (ONES * u64::from(b'\n'));
+        let zero = !(((x & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x7f7f_7f7f_7f7f_7f7f)) | x | 0x7f7f_7f7f_7f7f_7f7f);
+        count += zero.count_ones() as usize;
+    }
+    count + chunks.remainder().iter().filter(|&&c| c == b'\n').count()
 }
 
 /// A printable rendering of the text at an error position, for messages.
@@ -93,6 +123,7 @@ impl<'a> Parser<'a> {
             immediates: 0,
             loops: Vec::new(),
             diags: Vec::new(),
+            statements: Vec::new(),
         }
     }
 
@@ -129,7 +160,8 @@ impl<'a> Parser<'a> {
             Processor::TessCtrl | Processor::TessEval => 32,
             _ => 0,
         };
-        let mut statements = Vec::with_capacity(self.src.len() / 32);
+        // One statement per line is typical; counting lines is much cheaper than regrowing.
+        self.statements = Vec::with_capacity(count_lines(self.src) + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();
@@ -163,7 +195,7 @@ impl<'a> Parser<'a> {
                     .into())
             };
             match result {
-                Ok(statement) => statements.push(statement),
+                Ok(()) => {}
                 Err(d) => {
                     let at = (d.primary.span.start as usize).max(start);
                     self.diags.push(*d);
@@ -177,7 +209,7 @@ impl<'a> Parser<'a> {
         if self.diags.iter().any(Diagnostic::is_error) {
             return Err(Diagnostics(self.diags));
         }
-        Ok(Program { header, statements })
+        Ok(Program { header, statements: self.statements })
     }
 
     fn error_count(&self) -> usize {
@@ -207,19 +239,23 @@ impl<'a> Parser<'a> {
     // -----------------------------------------------------------------------------------------
     // Cursor primitives
 
+    #[inline]
     fn peek(&self) -> u8 {
         self.src.get(self.pos).copied().unwrap_or(0)
     }
 
+    #[inline]
     fn peek_at(&self, offset: usize) -> u8 {
         self.src.get(self.pos + offset).copied().unwrap_or(0)
     }
 
+    #[inline]
     fn at_end(&self) -> bool {
         self.pos >= self.src.len()
     }
 
     /// Skips white space; says whether there was any.
+    #[inline]
     fn skip_ws(&mut self) -> bool {
         let start = self.pos;
         while self.src.get(self.pos).is_some_and(|&c| is_ws(c)) {
@@ -229,14 +265,19 @@ impl<'a> Parser<'a> {
     }
 
     /// The identifier run (`[A-Za-z0-9_]*`) starting at `pos`.
+    #[inline]
     fn word_at(&self, pos: usize) -> &'a [u8] {
         let src: &'a [u8] = self.src;
-        let rest = src.get(pos..).unwrap_or(&[]);
-        let n = rest.iter().take_while(|&&c| is_ident(c)).count();
-        &rest[..n]
+        let mut end = pos.min(src.len());
+        let start = end;
+        while end < src.len() && is_ident(src[end]) {
+            end += 1;
+        }
+        &src[start..end]
     }
 
     /// Reads the identifier at the cursor: its text and span.
+    #[inline]
     fn word(&mut self) -> (&'a [u8], Span) {
         let start = self.pos;
         let word = self.word_at(start);
@@ -249,32 +290,56 @@ impl<'a> Parser<'a> {
     }
 
     /// Consumes `c` or fails with "expected `c`".
+    #[inline]
     fn expect(&mut self, c: u8, code: &'static str, context: &str) -> PResult<()> {
         if self.peek() == c {
             self.pos += 1;
             return Ok(());
         }
-        Err(self
-            .error_here(code, format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)))
-            .with_label(format!("expected `{}`", c as char))
-            .into())
+        Err(self.expected_byte(c, code, context))
+    }
+
+    #[cold]
+    fn expected_byte(&self, c: u8, code: &'static str, context: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here(
+                code,
+                format!("expected `{}` {context}, found {}", c as char, describe(self.src, self.pos)),
+            )
+            .with_label(format!("expected `{}`", c as char)),
+        )
     }
 
     /// An unsigned decimal number: its value (saturated at `u64::MAX`) and span.
+    #[inline]
     fn uint(&mut self, what: &str) -> PResult<(u64, Span)> {
         let start = self.pos;
-        let run = num::digits(&self.src[start..]);
-        if run.is_empty() {
-            return Err(self
-                .error_here("E0007", format!("expected {what}, found {}", describe(self.src, self.pos)))
-                .with_label("expected an unsigned decimal number")
-                .into());
+        let mut value: u64 = 0;
+        let mut end = start;
+        while let Some(&c) = self.src.get(end) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            value = value.saturating_mul(10).saturating_add(u64::from(c - b'0'));
+            end += 1;
         }
-        self.pos += run.len();
-        Ok((num::decimal_value(run), Span::new(start, self.pos)))
+        if end == start {
+            return Err(self.expected_uint(what));
+        }
+        self.pos = end;
+        Ok((value, Span::new(start, end)))
+    }
+
+    #[cold]
+    fn expected_uint(&self, what: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here("E0007", format!("expected {what}, found {}", describe(self.src, self.pos)))
+                .with_label("expected an unsigned decimal number"),
+        )
     }
 
     /// An unsigned number that must fit Mesa's `field`; reports (and clamps) one that does not.
+    #[inline]
     fn bounded_uint(&mut self, what: &str, field: Field) -> PResult<u32> {
         let (value, span) = self.uint(what)?;
         if value > field.max() {
@@ -337,7 +402,8 @@ impl<'a> Parser<'a> {
         Err(d.into())
     }
 
-    fn statement(&mut self) -> PResult<Statement> {
+    /// Parses one statement and appends it to `self.statements`.
+    fn statement(&mut self) -> PResult<()> {
         let start = self.pos;
         if self.peek().is_ascii_digit() {
             // `N:` instruction label: parsed and dropped (the printer renumbers).
@@ -355,7 +421,8 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let mut buf = [0u8; 64];
-            let (word, span) = (self.word_at(self.pos), Span::new(self.pos, self.pos + self.word_at(self.pos).len()));
+            let word = if matches!(self.peek() | 0x20, b'd' | b'i' | b'p') { self.word_at(self.pos) } else { &[] };
+            let span = Span::new(self.pos, self.pos + word.len());
             if let Some(kw @ (b"DCL" | b"IMM" | b"PROPERTY")) = upper(word, &mut buf) {
                 let kw = String::from_utf8_lossy(kw).into_owned();
                 return Err(Diagnostic::error("E0003", span, format!("`{kw}` cannot have an instruction label"))
@@ -363,24 +430,30 @@ impl<'a> Parser<'a> {
                     .with_help("remove the `N:` in front")
                     .into());
             }
-            return self.instruction(start).map(Statement::Instruction);
+            return self.instruction(start);
         }
         let word = self.word_at(self.pos);
         let mut buf = [0u8; 64];
         match upper(word, &mut buf) {
             Some(b"DCL") => {
                 self.pos += 3;
-                self.declaration(start).map(Statement::Declaration)
+                let d = self.declaration(start)?;
+                self.statements.push(Statement::Declaration(d));
+                Ok(())
             }
             Some(b"IMM") => {
                 self.pos += 3;
-                self.immediate(start).map(Statement::Immediate)
+                let i = self.immediate(start)?;
+                self.statements.push(Statement::Immediate(i));
+                Ok(())
             }
             Some(b"PROPERTY") => {
                 self.pos += 8;
-                self.property(start).map(Statement::Property)
+                let p = self.property(start)?;
+                self.statements.push(Statement::Property(p));
+                Ok(())
             }
-            _ => self.instruction(start).map(Statement::Instruction),
+            _ => self.instruction(start),
         }
     }
 
@@ -396,6 +469,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A keyword at the cursor, upper-cased into `buf`.
+    #[inline]
     fn keyword<'b>(&mut self, buf: &'b mut [u8; 64]) -> (&'b [u8], Span) {
         let (word, span) = self.word();
         if word.len() > buf.len() {

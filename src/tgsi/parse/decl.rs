@@ -70,7 +70,11 @@ impl Parser<'_> {
             (Processor::Geom | Processor::TessEval, File::Input) | (Processor::TessCtrl, File::Input | File::Output)
         );
         self.skip_ws();
-        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        if self.peek() == b'[' {
+            self.pos += 1;
+        } else {
+            self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        }
         let first = self.dcl_range(discards_first)?;
         let save = self.pos;
         self.skip_ws();

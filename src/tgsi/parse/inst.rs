@@ -33,7 +33,8 @@ struct SwizzleGroup {
 }
 
 impl Parser<'_> {
-    pub(super) fn instruction(&mut self, start: usize) -> PResult<Instruction> {
+    /// Parses an instruction and appends it to the statements.
+    pub(super) fn instruction(&mut self, start: usize) -> PResult<()> {
         let predicate = if self.peek() == b'(' { Some(self.predicate()?) } else { None };
         let (opcode, saturate, precise, opcode_span) = self.opcode()?;
         let info = opcode.info();
@@ -55,8 +56,8 @@ impl Parser<'_> {
             saturate,
             precise,
             predicate,
-            dst: Vec::with_capacity(nd),
-            src: Vec::with_capacity(ns),
+            dst: DstOperands::new(),
+            src: SrcOperands::new(),
             texture_target: None,
             texture_offsets: Vec::new(),
             memory: MemoryItems::default(),
@@ -99,7 +100,8 @@ impl Parser<'_> {
         self.trailing_items(&mut inst, last_end)?;
         inst.span = Span::new(start, self.pos);
         self.end_of_statement("instruction", opcode)?;
-        Ok(inst)
+        self.statements.push(Statement::Instruction(inst));
+        Ok(())
     }
 
     /// After a statement: white space or the end of the text must follow.
@@ -150,9 +152,8 @@ impl Parser<'_> {
             }
             return Err(d.into());
         }
-        let mut buf = [0u8; 64];
-        let text = String::from_utf8_lossy(word);
         let unknown = || {
+            let text = String::from_utf8_lossy(word);
             let mut d =
                 Diagnostic::error("E0003", span, format!("unknown opcode `{text}`")).with_label("not a TGSI opcode");
             if let Some(op) = opcodes::closest(&text) {
@@ -160,10 +161,11 @@ impl Parser<'_> {
             }
             Box::new(d)
         };
-        let Some(up) = upper(word, &mut buf) else { return Err(unknown()) };
-        if let Some(op) = lookup(up) {
+        if let Some(op) = names::opcode(word) {
             return Ok((op, Saturate::None, false, span));
         }
+        let mut buf = [0u8; 64];
+        let Some(up) = upper(word, &mut buf) else { return Err(unknown()) };
         for (suffix, saturate, precise) in SUFFIXES {
             if let Some(stem) = up.strip_suffix(suffix)
                 && let Some(op) = lookup(stem)
@@ -174,6 +176,7 @@ impl Parser<'_> {
         if let Some(stem) = up.strip_suffix(b"_PRECISE_SAT")
             && let Some(op) = lookup(stem)
         {
+            let text = String::from_utf8_lossy(word);
             return Err(Diagnostic::error("E0043", span, format!("`{text}`: `_SAT` must come before `_PRECISE`"))
                 .with_label("suffixes in the wrong order")
                 .with_help(format!("write `{}_SAT_PRECISE`", op.name()))
@@ -396,11 +399,91 @@ impl Parser<'_> {
 
     /// `FILE[index]` or `FILE[dim][index]`.
     fn register(&mut self) -> PResult<Register> {
-        let mut buf = [0u8; 64];
-        let (w, span) = self.keyword(&mut buf);
-        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        if let Some(r) = self.fast_register() {
+            return Ok(r);
+        }
+        self.register_general()
+    }
+
+    /// The common shape `FILE[n]` / `FILE[n][m]` without white space, indirection or ArrayIDs,
+    /// read with a few byte comparisons. `None` (cursor unchanged) for anything else.
+    #[inline]
+    fn fast_register(&mut self) -> Option<Register> {
+        let src = self.src;
+        let start = self.pos;
+        let mut i = start;
+        // Up to 8 letters of the name, upper-cased, packed into a word.
+        let mut key = 0u64;
+        loop {
+            let c = *src.get(i)?;
+            if c == b'[' {
+                break;
+            }
+            if !c.is_ascii_alphabetic() || i - start == 8 {
+                return None;
+            }
+            key = key << 8 | u64::from(c & !0x20);
+            i += 1;
+        }
+        const fn pack(name: &[u8]) -> u64 {
+            let mut key = 0u64;
+            let mut i = 0;
+            while i < name.len() {
+                key = key << 8 | name[i] as u64;
+                i += 1;
+            }
+            key
+        }
+        const TEMP: u64 = pack(b"TEMP");
+        const IN: u64 = pack(b"IN");
+        const OUT: u64 = pack(b"OUT");
+        const CONST: u64 = pack(b"CONST");
+        const IMM: u64 = pack(b"IMM");
+        const SAMP: u64 = pack(b"SAMP");
+        const ADDR: u64 = pack(b"ADDR");
+        const SV: u64 = pack(b"SV");
+        const SVIEW: u64 = pack(b"SVIEW");
+        const BUFFER: u64 = pack(b"BUFFER");
+        const IMAGE: u64 = pack(b"IMAGE");
+        let file = match key {
+            TEMP => File::Temp,
+            IN => File::Input,
+            OUT => File::Output,
+            CONST => File::Const,
+            IMM => File::Immediate,
+            SAMP => File::Sampler,
+            ADDR => File::Address,
+            SV => File::SystemValue,
+            SVIEW => File::SamplerView,
+            BUFFER => File::Buffer,
+            IMAGE => File::Image,
+            _ => return None,
+        };
+        let (first, mut i) = fast_index(src, i + 1)?;
+        let mut r = Register { file, dimension: None, index: Index::direct(first) };
+        if src.get(i) == Some(&b'[') {
+            let (second, j) = fast_index(src, i + 1)?;
+            r.dimension = Some(r.index);
+            r.index = Index::direct(second);
+            i = j;
+        }
+        // White space followed by `[` (a spaced second bracket) is for the general path.
+        if src.get(i).is_some_and(|&c| is_ws(c)) && src.get(self.next_non_ws(i)) == Some(&b'[') {
+            return None;
+        }
+        self.pos = i;
+        Some(r)
+    }
+
+    fn register_general(&mut self) -> PResult<Register> {
+        let (w, span) = self.word();
+        let file = names::file_any_case(w).ok_or_else(|| unknown_file(self.src, span))?;
         self.skip_ws();
-        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        if self.peek() == b'[' {
+            self.pos += 1;
+        } else {
+            self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        }
         let first = self.bracket()?;
         let save = self.pos;
         self.skip_ws();
@@ -448,11 +531,14 @@ impl Parser<'_> {
 
     /// `FILE[n].c+k` inside a bracket.
     fn indirect(&mut self) -> PResult<Index> {
-        let mut buf = [0u8; 64];
-        let (w, span) = self.keyword(&mut buf);
-        let file = names::file(w).ok_or_else(|| unknown_file(self.src, span))?;
+        let (w, span) = self.word();
+        let file = names::file_any_case(w).ok_or_else(|| unknown_file(self.src, span))?;
         self.skip_ws();
-        self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        if self.peek() == b'[' {
+            self.pos += 1;
+        } else {
+            self.expect(b'[', "E0005", &format!("after `{}`", file.name()))?;
+        }
         self.skip_ws();
         let index = self.bounded_uint("address register index", Field::I16)? as i32;
         self.skip_ws();
@@ -546,6 +632,9 @@ impl Parser<'_> {
     /// `ows . ows xyzw` (letters in order) or nothing (all four).
     pub(super) fn optional_write_mask(&mut self) -> PResult<WriteMask> {
         let save = self.pos;
+        if self.peek() != b'.' && !is_ws(self.peek()) {
+            return Ok(WriteMask::XYZW);
+        }
         self.skip_ws();
         if self.peek() != b'.' {
             self.pos = save;
@@ -659,6 +748,37 @@ impl Parser<'_> {
         }
         let register = self.register()?;
         let mut swizzle = IDENTITY_SWIZZLE;
+        // Fast path: `.xyzw`-style swizzle right after the register, no legacy modifiers.
+        if self.peek() == b'.'
+            && !legacy.complement
+            && !legacy.bias
+            && !legacy.scale2
+            && !legacy.outer_negate
+            && let Some(&[a, b, c, d]) = self.src.get(self.pos + 1..self.pos + 5)
+            && let (Some(a), Some(b), Some(c), Some(d)) = (letter(a), letter(b), letter(c), letter(d))
+            && !self.src.get(self.pos + 5).is_some_and(|&n| is_ident(n) || n == b'.' || n == b'-')
+            && self.src.get(self.next_non_ws(self.pos + 5)) != Some(&b'.')
+        {
+            self.pos += 5;
+            if absolute {
+                self.skip_ws();
+                self.expect(b'|', "E0012", "to close the absolute value")?;
+            }
+            let (negate, legacy) = if absolute && negate {
+                let legacy = LegacySourceModifiers { outer_negate: negate_before_abs, ..legacy };
+                (true, Some(Box::new(legacy)))
+            } else {
+                (negate || negate_before_abs, None)
+            };
+            return Ok(SrcOperand {
+                register,
+                swizzle: [a, b, c, d],
+                negate,
+                absolute,
+                legacy,
+                span: Span::new(start, self.pos),
+            });
+        }
         let save = self.pos;
         self.skip_ws();
         if self.peek() == b'.' {
@@ -797,6 +917,42 @@ impl Parser<'_> {
     }
 }
 
+/// `digits]` at `at` with a value that fits a register index and no `(`ArrayID after it:
+/// (value, position after `]`).
+#[inline]
+fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
+    let mut value: i32 = 0;
+    let mut i = at;
+    loop {
+        let c = *src.get(i)?;
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        value = value * 10 + i32::from(d);
+        if value > i32::from(i16::MAX) {
+            return None;
+        }
+        i += 1;
+    }
+    if i == at || src[i] != b']' || src.get(i + 1) == Some(&b'(') {
+        return None;
+    }
+    Some((value, i + 1))
+}
+
+/// A swizzle letter, any case.
+#[inline]
+fn letter(c: u8) -> Option<Component> {
+    match c {
+        b'x' | b'X' => Some(Component::X),
+        b'y' | b'Y' => Some(Component::Y),
+        b'z' | b'Z' => Some(Component::Z),
+        b'w' | b'W' => Some(Component::W),
+        _ => None,
+    }
+}
+
 fn is_swizzle_letter(c: u8) -> bool {
     matches!(c, b'x' | b'y' | b'z' | b'w' | b'X' | b'Y' | b'Z' | b'W')
 }
@@ -811,8 +967,7 @@ fn bad_swizzle(start: usize, end: usize, message: &str) -> Box<Diagnostic> {
 
 /// Opcode lookup by upper-cased name (keeps the current opcode for `LOAD`/`ENDLOOP`).
 fn lookup(upper_name: &[u8]) -> Option<Opcode> {
-    let name = std::str::from_utf8(upper_name).ok()?;
-    opcodes::by_name(name)
+    names::opcode(upper_name)
 }
 
 fn unknown_file(src: &[u8], span: Span) -> Box<Diagnostic> {

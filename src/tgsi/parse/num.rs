@@ -132,7 +132,49 @@ pub fn c_float_to_f64_bits(text: &[u8]) -> Option<u64> {
     convert(text, F64)
 }
 
+/// `[-]d+.d*` with at most 7 digits: `m / 10^k` computed in binary32 with one rounding,
+/// which is the correctly rounded result because both operands are exact (Clinger's fast
+/// path). This is the shape of everything Mesa prints with `%10.4f`.
+fn short_decimal_f32(text: &[u8]) -> Option<u32> {
+    const POW10: [f32; 8] = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7];
+    let (negative, body) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let mut mantissa: u32 = 0;
+    let mut digits = 0;
+    let mut fraction: Option<usize> = None;
+    for &c in body {
+        if c == b'.' && fraction.is_none() {
+            fraction = Some(0);
+            continue;
+        }
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        digits += 1;
+        if digits > 7 {
+            return None;
+        }
+        mantissa = mantissa * 10 + u32::from(d);
+        if let Some(f) = fraction.as_mut() {
+            *f += 1;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    let value = mantissa as f32 / POW10[fraction.unwrap_or(0)];
+    Some(if negative { (-value).to_bits() } else { value.to_bits() })
+}
+
 fn convert(text: &[u8], format: FloatFormat) -> Option<u64> {
+    if format.mantissa_bits == 23
+        && let Some(bits) = short_decimal_f32(text)
+    {
+        return Some(u64::from(bits));
+    }
     let (negative, body) = match text.first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -307,6 +349,20 @@ mod tests {
         assert_eq!(scan_c_float(b"e1"), 0);
         assert_eq!(scan_c_float(b"."), 0);
         assert_eq!(scan_c_float(b"0x"), 1);
+    }
+
+    #[test]
+    fn short_decimals_match_the_general_conversion() {
+        for text in ["0.5000", "-2.2500", "1.0000", "-0.0000", "0.1235", "123.4567", "9999999", "0.000001", "3.", "7"] {
+            let general = text.parse::<f32>().unwrap().to_bits();
+            assert_eq!(short_decimal_f32(text.as_bytes()), Some(general), "{text}");
+        }
+        for i in 0..200_000u32 {
+            let text = format!("{}.{:04}", i / 10_000 * 7, i % 10_000);
+            assert_eq!(short_decimal_f32(text.as_bytes()), Some(text.parse::<f32>().unwrap().to_bits()), "{text}");
+        }
+        assert_eq!(short_decimal_f32(b"12345678"), None);
+        assert_eq!(short_decimal_f32(b"1e5"), None);
     }
 
     #[test]
