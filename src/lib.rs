@@ -16,6 +16,7 @@
 pub mod diag;
 pub mod emit;
 pub mod exec;
+pub mod interp;
 pub mod ir;
 pub mod tgsi;
 pub mod valhall;
