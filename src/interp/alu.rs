@@ -130,9 +130,17 @@ fn propagate(a: Val, r: f32, f: impl Fn(f64) -> f64, domain: (f64, f64)) -> Opti
     e.is_finite().then_some(e)
 }
 
+/// An exact operand that is ±0, ±∞ or NaN: approximate operations give exact special results.
+fn special(a: Val) -> bool {
+    a.is_exact() && (a.float() == 0.0 || !a.float().is_finite())
+}
+
 pub fn rcp(a: Val) -> Val {
     let x = a.float();
     let r = 1.0 / x;
+    if special(a) {
+        return Val::f(r);
+    }
     let e_in = if x > 0.0 {
         propagate(a, r, |t| 1.0 / t, (0.0, f64::INFINITY))
     } else {
@@ -145,12 +153,18 @@ pub fn rsq(a: Val) -> Val {
     let x = a.float() as f64;
     let r = (1.0 / x.sqrt()) as f32;
     let r = if a.float() == 0.0 { 1.0 / a.float() } else { r };
+    if special(a) {
+        return Val::f(r);
+    }
     let e_in = propagate(a, r, |t| 1.0 / t.sqrt(), (0.0, f64::INFINITY));
     approx(r, 2.0 * ulp(r), e_in.unwrap_or(f64::INFINITY), false)
 }
 
 pub fn sqrt(a: Val) -> Val {
     let r = a.float().sqrt();
+    if special(a) {
+        return Val::f(r);
+    }
     let e_in = propagate(a, r, f64::sqrt, (0.0, f64::INFINITY));
     approx(r, 5.0 * ulp(r), e_in.unwrap_or(f64::INFINITY), false)
 }
@@ -185,6 +199,9 @@ fn ex2_bound(x: f32, r: f32) -> f64 {
 pub fn ex2(a: Val) -> Val {
     let x = a.float();
     let r = (x as f64).exp2() as f32;
+    if special(a) {
+        return Val::f(r);
+    }
     let e_in = propagate(a, r, f64::exp2, (f64::NEG_INFINITY, f64::INFINITY));
     approx(r, ex2_bound(x, r), e_in.unwrap_or(f64::INFINITY), r.is_infinite() && x.is_finite())
 }
@@ -196,6 +213,9 @@ fn lg2_bound(x: f32, r: f32) -> f64 {
 pub fn lg2(a: Val) -> Val {
     let x = a.float();
     let r = (x as f64).log2() as f32;
+    if special(a) {
+        return Val::f(r);
+    }
     let e_in = propagate(a, r, f64::log2, (0.0, f64::INFINITY));
     approx(r, lg2_bound(x, r), e_in.unwrap_or(f64::INFINITY), false)
 }
@@ -207,6 +227,9 @@ pub fn pow(a: Val, b: Val) -> Val {
     let l = (x as f64).log2();
     let t = (y as f64) * l;
     let r = t.exp2() as f32;
+    if special(a) && b.is_exact() || special(b) && a.is_exact() && !(x.is_finite() && x > 0.0) {
+        return Val::f(r);
+    }
     bounded_pow(a, b, x, y, l, t, r)
 }
 
