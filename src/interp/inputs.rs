@@ -13,7 +13,7 @@
 //!   ids and grid sizes consistent with them, subgroup = the quad (size 4, invocation = lane);
 //!   fragment POSITION = pixel `(2X + (lane & 1) + ½, 2Y + (lane >> 1) + ½, z, 1)`, FACE front,
 //!   sample id 0, sample mask 1, helper 0;
-//! * every declared BUFFER gets 256 words (floats `k/16`, or small integers if the program
+//! * every declared BUFFER gets 1024 words (floats `k/16`, or small integers if the program
 //!   uses atomics on it);
 //! * textures are left to the defaults (`Texture::default_for` per declared target).
 
@@ -24,7 +24,7 @@ use crate::tgsi::opcodes::{Opcode, OperandType};
 use std::collections::{HashMap, HashSet};
 
 /// Words per generated buffer.
-pub const BUFFER_WORDS: usize = 256;
+pub const BUFFER_WORDS: usize = 1024;
 
 struct Rng(u64);
 
@@ -91,7 +91,7 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
         fixed(program, PropertyName::CsFixedBlockHeight).unwrap_or(1).max(1),
         fixed(program, PropertyName::CsFixedBlockDepth).unwrap_or(1).max(1),
     ];
-    let first_thread = 4 * rng.below((block[0] / 4).max(1) as u64) as u32;
+    let first_thread = 4 * rng.below((block[0] / 4).clamp(1, 4) as u64) as u32;
     let block_id = [rng.below(4) as u32, rng.below(2) as u32, 0];
     let grid = [block_id[0] + 1 + rng.below(3) as u32, block_id[1] + 1, 1];
     let pixel = [2 * rng.below(64) as u32, 2 * rng.below(64) as u32];

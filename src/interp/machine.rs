@@ -177,7 +177,7 @@ impl<'p, 'a> Machine<'p, 'a> {
             Frame::Loop { end, .. } => *end,
             Frame::Switch { at, .. } => {
                 let links = &self.p.links[*at];
-                links.cases.iter().copied().find(|&c| c > self.pc).unwrap_or(links.target)
+                links.cases.iter().copied().find(|&c| c >= self.pc).unwrap_or(links.target)
             }
             Frame::Call { end, .. } => *end,
         })
@@ -188,8 +188,7 @@ impl<'p, 'a> Machine<'p, 'a> {
         loop {
             if self.exec == 0 {
                 match self.resume_point() {
-                    Some(at) if at > self.pc || self.is_boundary(at) => self.pc = at,
-                    Some(_) => {}
+                    Some(at) => self.pc = self.pc.max(at),
                     None => break,
                 }
             }
@@ -205,10 +204,6 @@ impl<'p, 'a> Machine<'p, 'a> {
             self.step()?;
         }
         Ok(self.finish())
-    }
-
-    fn is_boundary(&self, at: usize) -> bool {
-        at == self.pc
     }
 
     fn innermost_breakable(&mut self) -> Option<&mut Frame> {
