@@ -32,7 +32,8 @@ fn sample_with_inputs_file_prints_exact_json() {
     let o = run(&["interp", sample.to_str().unwrap(), "--inputs", "in.json"], &dir);
     assert_eq!(String::from_utf8_lossy(&o.stderr), "");
     assert_eq!(o.status.code(), Some(0));
-    let expected = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp/ui.vert.json")).unwrap();
+    let expected =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interp/ui.vert.json")).unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), expected);
 }
 
@@ -43,7 +44,11 @@ fn errors_and_exit_codes() {
     let o = run(&["--color", "never", "interp", "bad.tgsi"], &dir);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("error[E0003]: unknown opcode `MOVE`"));
-    std::fs::write(dir.join("noise.tgsi"), "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: NOISE1 OUT[0], IN[0]\n  1: END\n").unwrap();
+    std::fs::write(
+        dir.join("noise.tgsi"),
+        "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: NOISE1 OUT[0], IN[0]\n  1: END\n",
+    )
+    .unwrap();
     let o = run(&["--color", "never", "--message-format", "short", "interp", "noise.tgsi"], &dir);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(

@@ -68,7 +68,12 @@ fn if_else_diverges_per_lane() {
         IF IN[0].xxxx
           MOV OUT[0].y, IMM[0].yyyy
         ENDIF";
-    let r = run("FRAG", FS, body, r#"{"IN[0]": [["0x80000000", 0, 0, 0], [0, 0, 0, 0], ["0x7fc00000", 0, 0, 0], [1, 0, 0, 0]]}"#);
+    let r = run(
+        "FRAG",
+        FS,
+        body,
+        r#"{"IN[0]": [["0x80000000", 0, 0, 0], [0, 0, 0, 0], ["0x7fc00000", 0, 0, 0], [1, 0, 0, 0]]}"#,
+    );
     let xy: Vec<[u32; 2]> = (0..4).map(|l| [out(&r, 0, l)[0], out(&r, 0, l)[1]]).collect();
     assert_eq!(xy, vec![[f(1.0), 0], [0, 0], [f(1.0), f(1.0)], [f(1.0), f(1.0)]]);
 }
@@ -125,7 +130,8 @@ fn switch_falls_through_and_default_in_the_middle() {
 
 #[test]
 fn subroutines_and_ret_in_main() {
-    let decls = "DCL IN[0]\nDCL OUT[0], POSITION\nDCL TEMP[0]\nIMM[0] FLT32 {    0.0000,     1.0000,     2.0000,     3.0000}";
+    let decls =
+        "DCL IN[0]\nDCL OUT[0], POSITION\nDCL TEMP[0]\nIMM[0] FLT32 {    0.0000,     1.0000,     2.0000,     3.0000}";
     let body = "MOV TEMP[0], IMM[0].xxxx
         CAL :6
         CAL :6
@@ -161,7 +167,12 @@ fn kill_if_per_lane_and_demote() {
     assert_eq!(r.outputs.killed, vec![1, 3]);
     assert_eq!(lanes_x(&r, 0)[0], 1.0);
     // NaN is not < 0; -0 is not < 0.
-    let r = run("FRAG", FS, body, r#"{"IN[0]": [["0x7fc00000", 0, 0, 0], ["0x80000000", 0, 0, 0], [0, -1e-30, 0, 0], [0, 0, 0, 0]]}"#);
+    let r = run(
+        "FRAG",
+        FS,
+        body,
+        r#"{"IN[0]": [["0x7fc00000", 0, 0, 0], ["0x80000000", 0, 0, 0], [0, -1e-30, 0, 0], [0, 0, 0, 0]]}"#,
+    );
     assert_eq!(r.outputs.killed, vec![2]);
     // DEMOTE: the lane keeps running (and counts for derivatives) but its outputs are
     // discarded; READ_HELPER sees it.
@@ -208,7 +219,17 @@ fn derivatives_coarse_fine_and_inactive_lanes() {
 fn texture_lookups_match_the_model() {
     let decls = "DCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT";
     let inputs = r#"{"IN[0]": [[0.1, 0.2, 0, 1.5], [0.6, 0.2, 0, 1.5], [0.1, 0.7, 0, 1.5], [0.6, 0.7, 0, 1.5]], "textures": {"0": {"dim": "2d", "width": 16, "height": 16, "seed": 3}}}"#;
-    let tex = Texture { dim: Dim::D2, array: false, width: 16, height: 16, depth: 1, layers: 1, levels: 0, kind: TexelKind::Float, seed: 3 };
+    let tex = Texture {
+        dim: Dim::D2,
+        array: false,
+        width: 16,
+        height: 16,
+        depth: 1,
+        layers: 1,
+        levels: 0,
+        kind: TexelKind::Float,
+        seed: 3,
+    };
     let coords = [[0.1f32, 0.2], [0.6, 0.2], [0.1, 0.7], [0.6, 0.7]];
     let at = |l: usize| SampleCoords { s: coords[l][0], t: coords[l][1], ..SampleCoords::default() };
     // TXL: explicit LOD in w.
@@ -294,7 +315,12 @@ fn sixty_four_bit_pairs() {
     let inputs = format!(
         r#"{{"IN[0]": ["0x{a0:x}", "0x{a1:x}", "0xffffffff", "0x0"], "IN[1]": ["0x{b0:x}", "0x{b1:x}", "0x1", "0x0"]}}"#
     );
-    let r = run("VERT", decls, "DADD TEMP[0].xy, IN[0], IN[1]\nD2F OUT[0].y, TEMP[0]\nU64ADD OUT[0].zw, IN[0].zwzw, IN[1].zwzw\nDSLT OUT[0].x, IN[1], IN[0]", &inputs);
+    let r = run(
+        "VERT",
+        decls,
+        "DADD TEMP[0].xy, IN[0], IN[1]\nD2F OUT[0].y, TEMP[0]\nU64ADD OUT[0].zw, IN[0].zwzw, IN[1].zwzw\nDSLT OUT[0].x, IN[1], IN[0]",
+        &inputs,
+    );
     let o = out(&r, 0, 0);
     assert_eq!(o[1], f(1.25), "the first enabled channel receives pair xy");
     assert_eq!([o[2], o[3]], [0, 1], "carry into the high word");
@@ -302,7 +328,8 @@ fn sixty_four_bit_pairs() {
     let r = run("VERT", decls, "U64SHL TEMP[0], IN[0].zwzw, IN[1].zzxx\nMOV OUT[0], TEMP[0]", &inputs);
     // pair xy shifted by src1.x (= 1), pair zw by src1.z (= b0).
     assert_eq!(out(&r, 0, 0)[..2], [0xffff_fffe, 1]);
-    let body = "MOV TEMP[1], IN[0].wwww\nI64DIV OUT[0].xy, IN[0].zwzw, IN[1].zwzw\nI64DIV OUT[0].zw, IN[0].zwzw, TEMP[1]";
+    let body =
+        "MOV TEMP[1], IN[0].wwww\nI64DIV OUT[0].xy, IN[0].zwzw, IN[1].zwzw\nI64DIV OUT[0].zw, IN[0].zwzw, TEMP[1]";
     let r = run("VERT", decls, body, &inputs);
     assert_eq!(out(&r, 0, 0), [0xffff_ffff, 0, 0, 0], "4294967295 / 1, and signed division by zero gives 0");
 }
@@ -315,7 +342,12 @@ fn unsupported_constructs_are_errors_naming_them() {
     let e = try_run("VERT", "DCL IN[0]\nDCL OUT[0], POSITION", "NOISE1 OUT[0], IN[0]", "{}").unwrap_err();
     assert!(e.to_string().contains("NOISE1"), "{e}");
     assert!(matches!(e, InterpError::Unsupported { .. }));
-    let e = try_run("GEOM", "PROPERTY GS_INPUT_PRIMITIVE POINTS\nDCL OUT[0], POSITION", "EMIT IMM[0].xxxx\nIMM[0] UINT32 {0, 0, 0, 0}", "{}");
+    let e = try_run(
+        "GEOM",
+        "PROPERTY GS_INPUT_PRIMITIVE POINTS\nDCL OUT[0], POSITION",
+        "EMIT IMM[0].xxxx\nIMM[0] UINT32 {0, 0, 0, 0}",
+        "{}",
+    );
     assert!(e.is_err());
 }
 
@@ -323,13 +355,15 @@ fn unsupported_constructs_are_errors_naming_them() {
 fn endless_loops_hit_the_step_limit() {
     let text = program("VERT", "DCL OUT[0], POSITION", "BGNLOOP\nENDLOOP\nMOV OUT[0], OUT[0]");
     let program = tgsi2va::tgsi::parse(&text).unwrap();
-    let e = interp::run_with(&program, &Inputs::default(), &Options { step_limit: 1000, ..Options::default() }).unwrap_err();
+    let e = interp::run_with(&program, &Inputs::default(), &Options { step_limit: 1000, ..Options::default() })
+        .unwrap_err();
     assert!(matches!(e, InterpError::StepLimit { steps: 1000, .. }), "{e}");
 }
 
 #[test]
 fn legacy_counted_loops_and_conditional_break() {
-    let decls = "DCL IN[0]\nDCL OUT[0], POSITION\nDCL TEMP[0]\nIMM[0] FLT32 {    0.0000,     1.0000,     3.0000,     0.0000}";
+    let decls =
+        "DCL IN[0]\nDCL OUT[0], POSITION\nDCL TEMP[0]\nIMM[0] FLT32 {    0.0000,     1.0000,     3.0000,     0.0000}";
     let body = "MOV TEMP[0], IMM[0].xxxx
         REP IN[0].xxxx
           ADD TEMP[0].x, TEMP[0].xxxx, IMM[0].yyyy

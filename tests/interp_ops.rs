@@ -105,7 +105,10 @@ fn mad_is_fused() {
     let p = a * a; // 1 + 2^-22 after rounding
     let r = tern("MAD", fv([a, 2.0, 0.0, 1.0]), fv([a, 3.0, -1.0, 1.0]), fv([-p, 1.0, -0.0, -1.0]));
     assert_eq!(r, fv([2f32.powi(-46), 7.0, -0.0, 0.0]));
-    assert_eq!(tern("FMA", fv([a, 0.0, 0.0, 0.0]), fv([a, 0.0, 0.0, 0.0]), fv([-p, 0.0, 0.0, 0.0]))[0], f(2f32.powi(-46)));
+    assert_eq!(
+        tern("FMA", fv([a, 0.0, 0.0, 0.0]), fv([a, 0.0, 0.0, 0.0]), fv([-p, 0.0, 0.0, 0.0]))[0],
+        f(2f32.powi(-46))
+    );
 }
 
 #[test]
@@ -216,8 +219,14 @@ fn shifts_mask_the_count() {
 #[test]
 fn bitfields() {
     let m = |x: i32| x as u32;
-    assert_eq!(tern("UBFE", [0xabcd1234, 0xabcd1234, 0xffffffff, 5], [8, 28, 0, 0], [8, 4, 32, 0]), [0x12, 0xa, TRUE, 0]);
-    assert_eq!(tern("IBFE", [0xabcd1234, 0x0000f000, 0xf0000000, 5], [8, 12, 28, 1], [8, 4, 4, 0]), [0x12, m(-1), m(-1), 0]);
+    assert_eq!(
+        tern("UBFE", [0xabcd1234, 0xabcd1234, 0xffffffff, 5], [8, 28, 0, 0], [8, 4, 32, 0]),
+        [0x12, 0xa, TRUE, 0]
+    );
+    assert_eq!(
+        tern("IBFE", [0xabcd1234, 0x0000f000, 0xf0000000, 5], [8, 12, 28, 1], [8, 4, 4, 0]),
+        [0x12, m(-1), m(-1), 0]
+    );
     let inputs = r#"{"IN[0]": ["0xffffffff", "0x0", "0x12345678", "0x0"], "IN[1]": ["0x0", "0xf", "0x1", "0x0"], "IN[2]": ["0x8", "0x4", "0x0", "0x20"]}"#;
     let run = run_prog("VERT", VS, "BFI OUT[0], IN[0], IN[1], IN[2], IN[2].xxzw", inputs);
     // bits 8..15 of ~0 replaced by 0; 8 bits at 4 of 0 ← 0xf; width 0 → base; width 32 → insert.
@@ -240,7 +249,8 @@ fn transcendental_special_values_are_exact() {
     for c in 0..4 {
         assert_eq!(acc(&run, 0, 0, c), Accuracy::Exact);
     }
-    let body = "LG2 OUT[0].x, IN[0].xxxx\nLG2 OUT[0].y, IN[0].zzzz\nEX2 OUT[0].z, -IN[0].wwww\nSQRT OUT[0].w, IN[0].yyyy";
+    let body =
+        "LG2 OUT[0].x, IN[0].xxxx\nLG2 OUT[0].y, IN[0].zzzz\nEX2 OUT[0].z, -IN[0].wwww\nSQRT OUT[0].w, IN[0].yyyy";
     let run = run_prog("VERT", VS, body, inputs);
     let r = out(&run, 0, 0);
     assert_eq!([r[0], r[2], r[3]], [NINF, 0, NEG0]);
@@ -257,7 +267,8 @@ fn transcendental_special_values_are_exact() {
 #[test]
 fn transcendental_values_are_approximate_with_bounds() {
     let inputs = r#"{"IN[0]": [3, 2, 10, 0.5]}"#;
-    let body = "RCP OUT[0].x, IN[0].xxxx\nSQRT OUT[0].y, IN[0].yyyy\nEX2 OUT[0].z, IN[0].zzzz\nLG2 OUT[0].w, IN[0].wwww";
+    let body =
+        "RCP OUT[0].x, IN[0].xxxx\nSQRT OUT[0].y, IN[0].yyyy\nEX2 OUT[0].z, IN[0].zzzz\nLG2 OUT[0].w, IN[0].wwww";
     let run = run_prog("VERT", VS, body, inputs);
     let r = out(&run, 0, 0).map(f32::from_bits);
     assert_eq!(r, [1.0 / 3.0, 2f32.sqrt(), 1024.0, -1.0]);
@@ -294,7 +305,12 @@ fn approximation_propagates_and_robust_uses_are_exact() {
     assert_eq!(acc(&run, 0, 0, 3), Accuracy::Unconstrained, "equality of approximate values is open");
     // A branch on an approximate value that could go either way makes the lane uncertain.
     let inputs = r#"{"IN[0]": [1, 0, 0, 0]}"#;
-    let run = run_prog("VERT", VS, "RCP TEMP[0].x, IN[0].xxxx\nSGE TEMP[0].y, TEMP[0].xxxx, IN[0].xxxx\nMOV OUT[0], TEMP[0].yyyy", inputs);
+    let run = run_prog(
+        "VERT",
+        VS,
+        "RCP TEMP[0].x, IN[0].xxxx\nSGE TEMP[0].y, TEMP[0].xxxx, IN[0].xxxx\nMOV OUT[0], TEMP[0].yyyy",
+        inputs,
+    );
     assert_eq!(acc(&run, 0, 0, 0), Accuracy::Within(1.0), "1/1 ≥ 1 is 1.0, but could be 0.0");
     let body = "RCP TEMP[0].x, IN[0].xxxx\nFSGE TEMP[0].y, TEMP[0].xxxx, IN[0].xxxx\nUIF TEMP[0].yyyy\nMOV OUT[0], IN[0]\nELSE\nMOV OUT[0], IN[1]\nENDIF";
     let run = run_prog("VERT", VS, body, inputs);
@@ -318,7 +334,10 @@ fn dot_products_lrp_and_channel_opcodes() {
     assert_eq!(bin("DP4", a, b), [f(70.0); 4]);
     assert_eq!(bin("DST", a, b), fv([1.0, 12.0, 3.0, 8.0]));
     // LRP = s2 + s0·(s1 − s2).
-    assert_eq!(tern("LRP", fv([0.25, 1.0, 0.0, 0.5]), fv([4.0, 3.0, 3.0, 1.0]), fv([0.0, 1.0, 1.0, -1.0])), fv([1.0, 3.0, 1.0, 0.0]));
+    assert_eq!(
+        tern("LRP", fv([0.25, 1.0, 0.0, 0.5]), fv([4.0, 3.0, 3.0, 1.0]), fv([0.0, 1.0, 1.0, -1.0])),
+        fv([1.0, 3.0, 1.0, 0.0])
+    );
     // LIT: (1, max(x, 0), x > 0 ? max(y, 0)^clamp(w) : 0, 1); 0^0 = 1.
     let r = un("LIT", fv([0.5, 0.0, 0.0, 0.0]));
     assert_eq!(r, fv([1.0, 0.5, 1.0, 1.0]));
@@ -359,7 +378,8 @@ fn saturate_and_legacy_modifiers() {
     let run = run_prog("VERT", VS, "MOV OUT[0], -|IN[0].wzyx|", inputs);
     assert_eq!(out(&run, 0, 0), fv([-4.0, -3.0, -2.0, -1.0]));
     // Integer source negation is two's complement.
-    let run = run_prog("VERT", VS, "UADD OUT[0], IN[0], -IN[1]", r#"{"IN[0]": ["0x5", 0, 0, 0], "IN[1]": ["0x7", 0, 0, 0]}"#);
+    let run =
+        run_prog("VERT", VS, "UADD OUT[0], IN[0], -IN[1]", r#"{"IN[0]": ["0x5", 0, 0, 0], "IN[1]": ["0x7", 0, 0, 0]}"#);
     assert_eq!(out(&run, 0, 0)[0], (-2i32) as u32);
 }
 
@@ -387,7 +407,10 @@ fn legacy_opcodes() {
     assert_eq!(un("RCC", fv([0.0, 0.0, 0.0, 0.0]))[0], f(2f32.powi(64)));
     assert_eq!(un("RCC", fv([-1e30, 0.0, 0.0, 0.0]))[0], f(-2f32.powi(-64)));
     // X2D: (s0.x + s1.x·s2.x + s1.y·s2.y, s0.y + s1.x·s2.z + s1.y·s2.w, x, y).
-    assert_eq!(tern("X2D", fv([1.0, 2.0, 0.0, 0.0]), fv([3.0, 4.0, 0.0, 0.0]), fv([1.0, 2.0, 3.0, 4.0])), fv([12.0, 27.0, 12.0, 27.0]));
+    assert_eq!(
+        tern("X2D", fv([1.0, 2.0, 0.0, 0.0]), fv([3.0, 4.0, 0.0, 0.0]), fv([1.0, 2.0, 3.0, 4.0])),
+        fv([12.0, 27.0, 12.0, 27.0])
+    );
     // RFL: 2·dot(n, v)/dot(n, n)·n − v.
     assert_eq!(bin("RFL", fv([0.0, 2.0, 0.0, 0.0]), fv([1.0, 1.0, 0.0, 0.0])), fv([-1.0, 1.0, 0.0, 1.0]));
     // SAD: |s0 − s1| + s2 (unsigned).

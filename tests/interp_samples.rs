@@ -21,26 +21,53 @@ fn samples() -> Vec<PathBuf> {
     out
 }
 
+/// Samples that use constructs the interpreter documents as unsupported, with the word the
+/// error must name.
+const UNSUPPORTED: [(&str, &str); 6] = [
+    ("cs/bindless-handles.tgsi", "IMAGE"),
+    ("cs/image.tgsi", "IMAGE"),
+    ("cs/texture.tgsi", "IMAGE"),
+    ("legacy/cs-fences.tgsi", "IMAGE"),
+    ("legacy/vs-integer-ops.tgsi", "CALLNZ"),
+    ("realistic/histogram.comp.tgsi", "IMAGE"),
+];
+
 #[test]
 fn all_samples_run() {
-    let mut report = String::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples");
+    let mut ran = 0;
     for path in samples() {
+        let name = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
         let text = std::fs::read_to_string(&path).unwrap();
         let program = tgsi2va::tgsi::parse(&text).unwrap();
-        for seed in 0..3 {
+        let expected_error = UNSUPPORTED.iter().find(|(n, _)| *n == name).map(|(_, word)| *word);
+        for seed in 0..4 {
             let inputs = interp::inputs::generate(&program, seed);
-            match interp::run(&program, &inputs) {
-                Ok(run) => {
-                    if seed == 0 {
-                        report.push_str(&format!("ok   {} steps={} uncertain={:?}\n", path.display(), run.steps, run.uncertain_lanes));
-                    }
+            match (interp::run(&program, &inputs), expected_error) {
+                (Ok(run), None) => {
+                    assert!(run.steps > 0, "{name}");
+                    // Deterministic: the same inputs give the same outputs.
+                    assert_eq!(interp::run(&program, &inputs).unwrap().outputs, run.outputs, "{name}");
+                    ran += 1;
                 }
-                Err(e) => {
-                    report.push_str(&format!("FAIL {} seed {seed}: {e}\n", path.display()));
-                    break;
+                (Err(e), Some(word)) => {
+                    assert!(matches!(e, InterpError::Unsupported { .. }), "{name}: {e}");
+                    assert!(e.to_string().contains(word), "{name}: {e}");
                 }
+                (Err(e), None) => panic!("{name} (seed {seed}): {e}"),
+                (Ok(_), Some(_)) => panic!("{name} is listed as unsupported but runs"),
             }
         }
     }
-    println!("{report}");
+    assert!(ran >= 4 * 80, "only {ran} runs");
+}
+
+#[test]
+fn generated_inputs_are_deterministic_and_sensible() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples/cs/system-values.tgsi"))
+            .unwrap();
+    let program = tgsi2va::tgsi::parse(&text).unwrap();
+    assert_eq!(interp::inputs::generate(&program, 5), interp::inputs::generate(&program, 5));
+    assert_ne!(interp::inputs::generate(&program, 5), interp::inputs::generate(&program, 6));
 }

@@ -249,10 +249,7 @@ fn bounded_pow(a: Val, b: Val, x: f32, y: f32, l: f64, t: f64, r: f32) -> Val {
             (Some((xlo, xhi)), Some((ylo, yhi))) if xlo > 0.0 => {
                 let rr = r as f64;
                 let f = |p: f64, q: f64| (q * p.log2()).exp2();
-                [f(xlo, ylo), f(xlo, yhi), f(xhi, ylo), f(xhi, yhi)]
-                    .iter()
-                    .map(|z| (z - rr).abs())
-                    .fold(0.0, f64::max)
+                [f(xlo, ylo), f(xlo, yhi), f(xhi, ylo), f(xhi, yhi)].iter().map(|z| (z - rr).abs()).fold(0.0, f64::max)
             }
             _ => f64::INFINITY,
         }
@@ -545,11 +542,7 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Ldexp => out(
             map2(a, b, |x, n| {
                 let r = ldexp32(x.float(), n.int());
-                if !n.is_exact() {
-                    Val::unknown(r.to_bits())
-                } else {
-                    v::monotone(x, |t| ldexp32(t, n.int()))
-                }
+                if !n.is_exact() { Val::unknown(r.to_bits()) } else { v::monotone(x, |t| ldexp32(t, n.int())) }
             }),
             f,
         ),
@@ -743,10 +736,7 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
             }),
             Kind::Int,
         ),
-        O::Sad => out(
-            map3(a, b, c, |x, y, z| int3(x, y, z, |p, q, r| (p.max(q) - p.min(q)).wrapping_add(r))),
-            i,
-        ),
+        O::Sad => out(map3(a, b, c, |x, y, z| int3(x, y, z, |p, q, r| (p.max(q) - p.min(q)).wrapping_add(r))), i),
         // ---- bitwise
         O::Not => out(map1(a, |x| int1(x, |p| !p)), i),
         O::And => out(map2(a, b, |x, y| int2(x, y, |p, q| p & q)), i),
@@ -760,7 +750,9 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Bfi => {
             let d = s.get(3).copied().unwrap_or([Val::ZERO; 4]);
             out(
-                std::array::from_fn(|k| Val::derived(bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits), &[a[k], b[k], c[k], d[k]])),
+                std::array::from_fn(|k| {
+                    Val::derived(bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits), &[a[k], b[k], c[k], d[k]])
+                }),
                 i,
             )
         }
@@ -841,7 +833,15 @@ fn compute64(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Ou
             }
             Some(Out { values: r, kind: Kind::Double, pairs: Some(any) })
         }
-        O::Dslt | O::Dsge | O::Dseq | O::Dsne | O::U64seq | O::U64sne | O::I64slt | O::U64slt | O::I64sge
+        O::Dslt
+        | O::Dsge
+        | O::Dseq
+        | O::Dsne
+        | O::U64seq
+        | O::U64sne
+        | O::I64slt
+        | O::U64slt
+        | O::I64sge
         | O::U64sge => {
             let mut vals = [Val::unknown(0); 4];
             for p in 0..2 {

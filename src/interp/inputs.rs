@@ -67,7 +67,11 @@ fn usage(program: &Program) -> (HashSet<(File, u32, u32, usize)>, HashSet<(File,
             let int = matches!(ty, Some(OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64));
             for c in s.swizzle {
                 let key = (r.file, dim, index, c.index());
-                if int { ints.insert(key) } else { floats.insert(key) };
+                if int {
+                    ints.insert(key)
+                } else {
+                    floats.insert(key)
+                };
             }
             // Address registers loaded from an operand: UARL reads integers.
             if inst.opcode == Opcode::Uarl {

@@ -197,7 +197,10 @@ impl<'p, 'a> Machine<'p, 'a> {
             }
             self.steps += 1;
             if self.steps > self.options.step_limit {
-                return Err(InterpError::StepLimit { steps: self.options.step_limit, span: self.p.insts[self.pc].span });
+                return Err(InterpError::StepLimit {
+                    steps: self.options.step_limit,
+                    span: self.p.insts[self.pc].span,
+                });
             }
             self.cur = self.pc;
             self.pc += 1;
@@ -207,9 +210,11 @@ impl<'p, 'a> Machine<'p, 'a> {
     }
 
     fn innermost_breakable(&mut self) -> Option<&mut Frame> {
-        self.frames.iter_mut().rev().take_while(|f| !matches!(f, Frame::Call { .. })).find(|f| {
-            matches!(f, Frame::Loop { .. } | Frame::Switch { .. })
-        })
+        self.frames
+            .iter_mut()
+            .rev()
+            .take_while(|f| !matches!(f, Frame::Call { .. }))
+            .find(|f| matches!(f, Frame::Loop { .. } | Frame::Switch { .. }))
     }
 
     fn innermost_loop(&mut self) -> Option<&mut Frame> {
@@ -237,7 +242,12 @@ impl<'p, 'a> Machine<'p, 'a> {
             Opcode::If | Opcode::Uif => {
                 let cond = self.condition(0, op == Opcode::Uif)?;
                 let entry = self.exec;
-                self.frames.push(Frame::If { at: self.cur, then_mask: entry & cond, else_mask: entry & !cond, in_else: false });
+                self.frames.push(Frame::If {
+                    at: self.cur,
+                    then_mask: entry & cond,
+                    else_mask: entry & !cond,
+                    in_else: false,
+                });
                 self.recompute();
             }
             Opcode::Else => {
@@ -356,7 +366,9 @@ impl<'p, 'a> Machine<'p, 'a> {
                 self.recompute();
             }
             Opcode::Cal => {
-                if self.frames.iter().filter(|f| matches!(f, Frame::Call { .. })).count() >= self.options.call_depth_limit {
+                if self.frames.iter().filter(|f| matches!(f, Frame::Call { .. })).count()
+                    >= self.options.call_depth_limit
+                {
                     return Err(InterpError::runtime(
                         self.span(),
                         format!("subroutine calls nest deeper than {}", self.options.call_depth_limit),
@@ -617,7 +629,8 @@ impl<'p, 'a> Machine<'p, 'a> {
             return Ok(());
         }
         if let Some(pred) = &inst.predicate {
-            let reg = Register { file: File::LegacyPredicate, dimension: None, index: Index::direct(pred.index as i32) };
+            let reg =
+                Register { file: File::LegacyPredicate, dimension: None, index: Index::direct(pred.index as i32) };
             let p = self.read_reg(&reg, lane, pred.swizzle[c].index())?;
             let t = match v::truth(p) {
                 Some(t) => t,
@@ -691,12 +704,16 @@ impl<'p, 'a> Machine<'p, 'a> {
         match op {
             Opcode::Ddx | Opcode::Ddy | Opcode::DdxFine | Opcode::DdyFine => self.derivative(op),
             Opcode::ReadHelper => {
-                let r: Reg = std::array::from_fn(|l| [Val::exact(if self.demoted & (1 << l) != 0 { !0 } else { 0 }); 4]);
+                let r: Reg =
+                    std::array::from_fn(|l| [Val::exact(if self.demoted & (1 << l) != 0 { !0 } else { 0 }); 4]);
                 self.write_all(&r, Kind::Int)
             }
-            Opcode::VoteAny | Opcode::VoteAll | Opcode::VoteEq | Opcode::Ballot | Opcode::ReadFirst | Opcode::ReadInvoc => {
-                self.subgroup(op)
-            }
+            Opcode::VoteAny
+            | Opcode::VoteAll
+            | Opcode::VoteEq
+            | Opcode::Ballot
+            | Opcode::ReadFirst
+            | Opcode::ReadInvoc => self.subgroup(op),
             Opcode::Clock => {
                 // Monotonic but unspecified: any value is accepted.
                 let r: Reg = [[Val::unknown(0); 4]; LANES];
@@ -719,7 +736,9 @@ impl<'p, 'a> Machine<'p, 'a> {
                 if op == Opcode::InterpOffset {
                     let off = self.src(1)?;
                     for l in 0..LANES {
-                        if off[l][0].bits & 0x7fff_ffff != 0 || off[l][1].bits & 0x7fff_ffff != 0 || !off[l][0].is_exact()
+                        if off[l][0].bits & 0x7fff_ffff != 0
+                            || off[l][1].bits & 0x7fff_ffff != 0
+                            || !off[l][0].is_exact()
                         {
                             r[l] = r[l].map(|x| Val::unknown(x.bits));
                         }
@@ -751,7 +770,10 @@ impl<'p, 'a> Machine<'p, 'a> {
                 for l in Self::lanes(self.exec) {
                     let lane_srcs: Vec<[Val; 4]> = srcs.iter().map(|s| s[l]).collect();
                     let out = alu::compute(op, &lane_srcs, mask).ok_or_else(|| {
-                        InterpError::unsupported(self.span(), format!("`{}` is not supported by the interpreter", info.name))
+                        InterpError::unsupported(
+                            self.span(),
+                            format!("`{}` is not supported by the interpreter", info.name),
+                        )
                     })?;
                     results[l] = out.values;
                     kind = out.kind;
@@ -800,7 +822,8 @@ impl<'p, 'a> Machine<'p, 'a> {
                     Opcode::VoteAll => lanes.iter().all(|&l| s[l][0].bits != 0),
                     _ => lanes.iter().all(|&l| (0..4).all(|c| s[l][c].bits == s[lanes[0]][c].bits)),
                 };
-                let exact = if op == Opcode::VoteEq { lanes.iter().all(|&l| s[l].iter().all(|x| x.is_exact())) } else { exact };
+                let exact =
+                    if op == Opcode::VoteEq { lanes.iter().all(|&l| s[l].iter().all(|x| x.is_exact())) } else { exact };
                 let val = Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
                 r = [[val; 4]; LANES];
             }
@@ -863,7 +886,8 @@ impl<'p, 'a> Machine<'p, 'a> {
         let s = self.src(0)?;
         let inst = self.inst();
         let m0 = inst.dst.first().map_or(0, |d| d.write_mask.0);
-        let m1: Vec<usize> = inst.dst.get(1).map_or(Vec::new(), |d| d.write_mask.components().map(|c| c.index()).collect());
+        let m1: Vec<usize> =
+            inst.dst.get(1).map_or(Vec::new(), |d| d.write_mask.components().map(|c| c.index()).collect());
         for l in Self::lanes(self.exec) {
             for p in 0..2 {
                 let (lo, hi) = (s[l][2 * p], s[l][2 * p + 1]);

@@ -183,7 +183,9 @@ impl<'a> Prepared<'a> {
                 Opcode::Callnz => {
                     return no_meaning("has no call target: the text form of CALLNZ never carried a label");
                 }
-                Opcode::Img2hnd | Opcode::Samp2hnd => return no_meaning("creates bindless handles, which are not modelled"),
+                Opcode::Img2hnd | Opcode::Samp2hnd => {
+                    return no_meaning("creates bindless handles, which are not modelled");
+                }
                 Opcode::Emit | Opcode::Endprim => return no_meaning("belongs to geometry shaders"),
                 Opcode::Cal if inst.label.is_none() => return no_meaning("has no target label"),
                 _ => {}
@@ -198,13 +200,19 @@ impl<'a> Prepared<'a> {
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
                     && matches!(s.register.file, File::Temp | File::Const)
                 {
-                    return Err(unsupported(s.span, "bindless handles (a sampler or resource in TEMP/CONST) are not supported"));
+                    return Err(unsupported(
+                        s.span,
+                        "bindless handles (a sampler or resource in TEMP/CONST) are not supported",
+                    ));
                 }
-                for ind in [s.register.index.indirect, s.register.dimension.and_then(|d| d.indirect)].into_iter().flatten() {
+                for ind in
+                    [s.register.index.indirect, s.register.dimension.and_then(|d| d.indirect)].into_iter().flatten()
+                {
                     self.operand_file(ind.file, s.span)?;
                 }
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
-                    && (s.register.index.indirect.is_some() || s.register.dimension.is_some_and(|d| d.indirect.is_some()))
+                    && (s.register.index.indirect.is_some()
+                        || s.register.dimension.is_some_and(|d| d.indirect.is_some()))
                 {
                     return Err(unsupported(s.span, "indirectly addressed samplers and resources are not supported"));
                 }
@@ -221,7 +229,9 @@ impl<'a> Prepared<'a> {
 
     fn operand_file(&self, file: File, span: Span) -> Result<(), InterpError> {
         match file {
-            File::Image => Err(unsupported(span, "`IMAGE` operands are not supported: the interpreter has no image model")),
+            File::Image => {
+                Err(unsupported(span, "`IMAGE` operands are not supported: the interpreter has no image model"))
+            }
             File::HwAtomic => Err(unsupported(span, "`HWATOMIC` operands are not supported")),
             File::ConstBuf => Err(unsupported(span, "`CONSTBUF` operands are not supported")),
             _ => Ok(()),
@@ -301,7 +311,8 @@ impl<'a> Prepared<'a> {
             if inst.opcode.info().flow == Some(FlowRole::Call) {
                 let Some(label) = inst.label else { continue };
                 let label = label as usize;
-                let is_sub = |j: usize| self.insts.get(j).is_some_and(|x| x.opcode.info().flow == Some(FlowRole::SubBegin));
+                let is_sub =
+                    |j: usize| self.insts.get(j).is_some_and(|x| x.opcode.info().flow == Some(FlowRole::SubBegin));
                 let target = if is_sub(label) {
                     label
                 } else if label > 0 && is_sub(label - 1) {
@@ -309,7 +320,10 @@ impl<'a> Prepared<'a> {
                 } else {
                     return Err(unsupported(
                         inst.opcode_span,
-                        format!("`{}` :{label} does not name a BGNSUB (neither instruction {label} nor the one before it)", inst.opcode.name()),
+                        format!(
+                            "`{}` :{label} does not name a BGNSUB (neither instruction {label} nor the one before it)",
+                            inst.opcode.name()
+                        ),
                     ));
                 };
                 self.links[i].target = target;
@@ -326,9 +340,9 @@ impl<'a> Prepared<'a> {
         }
         let Some(ranges) = self.ranges.get(&(file, dim)) else { return false };
         let index = index as u64;
-        ranges.iter().any(|r| {
-            (array_id == 0 || r.array_id == array_id) && (r.first as u64..=r.last as u64).contains(&index)
-        })
+        ranges
+            .iter()
+            .any(|r| (array_id == 0 || r.array_id == array_id) && (r.first as u64..=r.last as u64).contains(&index))
     }
 
     pub fn size(&self, file: File, dim: u32) -> u32 {

@@ -243,9 +243,8 @@ impl Machine<'_, '_> {
             };
             (i, unit, view.target, kind)
         } else {
-            let (i, unit) = self
-                .operand_index(&[File::Sampler])
-                .ok_or_else(|| InterpError::runtime(span, "no sampler operand"))?;
+            let (i, unit) =
+                self.operand_index(&[File::Sampler]).ok_or_else(|| InterpError::runtime(span, "no sampler operand"))?;
             let target = inst.texture_target.ok_or_else(|| InterpError::runtime(span, "no texture target"))?;
             let view = self.p.views.get(&unit).copied();
             let kind = match view.map(|v| v.return_type) {
@@ -319,11 +318,8 @@ impl Machine<'_, '_> {
                         }
                         _ => {}
                     }
-                    let texel = if level < 0 || layer < 0 {
-                        [0; 4]
-                    } else {
-                        tex.texel(level as u32, layer as u32, x, y, z)
-                    };
+                    let texel =
+                        if level < 0 || layer < 0 { [0; 4] } else { tex.texel(level as u32, layer as u32, x, y, z) };
                     let used = [0usize, 1, 2, 3];
                     let exact = used.iter().all(|&k| c[k].is_exact());
                     r[l] = std::array::from_fn(|k| {
@@ -337,7 +333,8 @@ impl Machine<'_, '_> {
         }
         // Sampling, gathering and LOD queries.
         let coord = self.src(0)?;
-        let extra: Vec<Reg> = (1..inst.src.len()).filter(|&i| i != unit_src).map(|i| self.src(i)).collect::<Result<_, _>>()?;
+        let extra: Vec<Reg> =
+            (1..inst.src.len()).filter(|&i| i != unit_src).map(|i| self.src(i)).collect::<Result<_, _>>()?;
         // `extra[k]` is the k-th non-unit source after the coordinate.
         let x1 = |k: usize| extra.get(k);
         let mut ref_src: Option<(usize, usize)> = None; // (0 = coordinate, 1.. = extra+1, component)
@@ -515,10 +512,9 @@ impl Machine<'_, '_> {
                     LodMode::Implicit(Some(_)) => implicit + lod_to_fixed88(x[base]),
                     LodMode::Explicit(..) => lod_to_fixed88(x[base]),
                     LodMode::Zero => 0,
-                    LodMode::Grad(..) => tex.gradient_lod(
-                        [x[base], x[base + 1], x[base + 2]],
-                        [x[base + 3], x[base + 4], x[base + 5]],
-                    ),
+                    LodMode::Grad(..) => {
+                        tex.gradient_lod([x[base], x[base + 1], x[base + 2]], [x[base + 3], x[base + 4], x[base + 5]])
+                    }
                 };
                 sample_offset(&tex, sc, lod, off)
             };
