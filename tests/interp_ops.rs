@@ -1,9 +1,10 @@
 //! Per-opcode tests of the TGSI reference interpreter against hand-computed values, with the
 //! edge cases: ±0, denormals, NaN, ±∞, overflow, shift counts ≥ 32, division by zero, every
 //! comparison with NaN; legacy opcodes; 64-bit pairs.
+#![allow(clippy::needless_range_loop)]
 
 use tgsi2va::exec::io::{Inputs, RegKey};
-use tgsi2va::interp::{self, Accuracy, InterpError, Run};
+use tgsi2va::interp::{self, Accuracy, Run};
 use tgsi2va::tgsi::ast::File;
 
 const NAN: u32 = 0x7fc0_0000;
@@ -39,12 +40,6 @@ fn program(stage: &str, decls: &str, body: &str) -> String {
     }
     text.push_str(&format!("{n:3}: END\n"));
     text
-}
-
-fn try_run(stage: &str, decls: &str, body: &str, inputs: &str) -> Result<Run, InterpError> {
-    let text = program(stage, decls, body);
-    let program = tgsi2va::tgsi::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    interp::run(&program, &Inputs::from_json(inputs).unwrap())
 }
 
 fn out(run: &Run, index: u32, lane: usize) -> [u32; 4] {
@@ -435,9 +430,7 @@ fn legacy_matrix_opcodes_read_consecutive_registers() {
 
 #[test]
 fn predicates_select_channels() {
-    let decls = "DCL IN[0]\nDCL IN[1]\nDCL OUT[0], POSITION\nDCL PRED[0]\nIMM[0] FLT32 {    0.0000,     0.0000,     0.0000,     0.0000}";
     let text = "VERT\nDCL IN[0]\nDCL IN[1]\nDCL OUT[0], POSITION\nDCL PRED[0]\nIMM[0] FLT32 {    0.5000,     0.5000,     0.5000,     0.5000}\n  0: SLT PRED[0], IN[0], IMM[0]\n  1: MOV OUT[0], IN[1]\n  2: (PRED[0]) MOV OUT[0], IN[0]\n  3: END\n";
-    let _ = decls;
     let program = tgsi2va::tgsi::parse(text).unwrap();
     let inputs = Inputs::from_json(r#"{"IN[0]": [0, 1, 0, 1], "IN[1]": [9, 9, 9, 9]}"#).unwrap();
     let run = interp::run(&program, &inputs).unwrap();

@@ -579,17 +579,7 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Dst => out([one(), v::mul(a[1], b[1]), a[2], b[3]], f),
         O::Lit => {
             let y = v::max(a[0], Val::f(0.0));
-            let clampw = |w: Val| {
-                v::monotone(w, |t| {
-                    if t < -128.0 {
-                        -128.0
-                    } else if t > 128.0 {
-                        128.0
-                    } else {
-                        t
-                    }
-                })
-            };
+            let clampw = |w: Val| v::monotone(w, |t| t.clamp(-128.0, 128.0));
             let (pos, robust) = v::compare(a[0], Val::f(0.0), gt);
             let p = lit_pow(v::max(a[1], Val::f(0.0)), clampw(a[3]));
             let z = select(pos, robust, p, Val::f(0.0));

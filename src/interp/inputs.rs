@@ -51,7 +51,10 @@ impl Rng {
 }
 
 /// Which (file, dimension, index, component) the program reads as integers and as floats.
-fn usage(program: &Program) -> (HashSet<(File, u32, u32, usize)>, HashSet<(File, u32, u32, usize)>) {
+/// (file, dimension, index, component) keys.
+type Uses = HashSet<(File, u32, u32, usize)>;
+
+fn usage(program: &Program) -> (Uses, Uses) {
     let mut ints = HashSet::new();
     let mut floats = HashSet::new();
     for inst in program.instructions() {

@@ -147,7 +147,7 @@ impl<'p, 'a> Machine<'p, 'a> {
         self.p.insts[self.cur]
     }
 
-    pub fn span(&self) -> Span {
+    pub fn op_span(&self) -> Span {
         self.inst().opcode_span
     }
 
@@ -370,7 +370,7 @@ impl<'p, 'a> Machine<'p, 'a> {
                     >= self.options.call_depth_limit
                 {
                     return Err(InterpError::runtime(
-                        self.span(),
+                        self.op_span(),
                         format!("subroutine calls nest deeper than {}", self.options.call_depth_limit),
                     ));
                 }
@@ -771,7 +771,7 @@ impl<'p, 'a> Machine<'p, 'a> {
                     let lane_srcs: Vec<[Val; 4]> = srcs.iter().map(|s| s[l]).collect();
                     let out = alu::compute(op, &lane_srcs, mask).ok_or_else(|| {
                         InterpError::unsupported(
-                            self.span(),
+                            self.op_span(),
                             format!("`{}` is not supported by the interpreter", info.name),
                         )
                     })?;
@@ -850,8 +850,7 @@ impl<'p, 'a> Machine<'p, 'a> {
                 }
             }
         }
-        let kind = if matches!(op, Opcode::ReadFirst | Opcode::ReadInvoc) { Kind::Int } else { Kind::Int };
-        self.write_all(&r, kind)
+        self.write_all(&r, Kind::Int)
     }
 
     fn matrix(&mut self, op: Opcode) -> Result<(), InterpError> {

@@ -49,7 +49,7 @@ impl Machine<'_, '_> {
             File::Buffer => Ok(Space::Buffer(reg.index.value.max(0) as u32)),
             File::Memory => Ok(Space::Shared),
             f => Err(InterpError::unsupported(
-                self.span(),
+                self.op_span(),
                 format!("memory access to `{}` is not supported (BUFFER and shared MEMORY are)", f.name()),
             )),
         }
@@ -129,7 +129,7 @@ impl Machine<'_, '_> {
             O::Resq => {
                 let space = self.space(&inst.src[0].register)?;
                 let Space::Buffer(b) = space else {
-                    return Err(InterpError::unsupported(self.span(), "`RESQ` of MEMORY has no meaning"));
+                    return Err(InterpError::unsupported(self.op_span(), "`RESQ` of MEMORY has no meaning"));
                 };
                 let bytes = self.buffers.get(&b).map_or(0, |w| w.len() as u32 * 4);
                 let r: Reg = [[Val::exact(bytes), Val::unknown(0), Val::unknown(0), Val::unknown(0)]; LANES];

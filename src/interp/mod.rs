@@ -21,6 +21,9 @@
 //! Library code: nothing here panics on user input; every unsupported construct is an
 //! [`InterpError`] naming it and its source position.
 
+// Lanes and channels are indexed in parallel arrays throughout; index loops read best.
+#![allow(clippy::needless_range_loop)]
+
 mod alu;
 pub mod inputs;
 mod machine;

@@ -175,7 +175,7 @@ impl Machine<'_, '_> {
             Some(t) => {
                 if t.dim != lay.dim || t.array != lay.array {
                     return Err(InterpError::runtime(
-                        self.span(),
+                        self.op_span(),
                         format!(
                             "texture unit {unit} is described as {:?}{} but used as {:?}{}",
                             t.dim,
@@ -214,7 +214,7 @@ impl Machine<'_, '_> {
     pub fn texture(&mut self, op: Opcode) -> Result<(), InterpError> {
         use Opcode as O;
         let inst = self.inst();
-        let span = self.span();
+        let span = self.op_span();
         let sample_style = matches!(
             op,
             O::Sample

@@ -92,6 +92,23 @@ pub fn ulp(x: f32) -> f64 {
     2f64.powi(exp - 23)
 }
 
+/// The next f32 towards +∞ (NaN and +∞ unchanged).
+pub fn next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let b = x.to_bits();
+    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+/// The next f32 towards −∞.
+pub fn next_down(x: f32) -> f32 {
+    -next_up(-x)
+}
+
 /// Rounds an f64 error bound up to an f32 (∞ stays ∞, NaN becomes ∞).
 pub fn err32(e: f64) -> f32 {
     if e.is_nan() {
@@ -101,7 +118,7 @@ pub fn err32(e: f64) -> f32 {
         return 0.0;
     }
     let f = e as f32;
-    if (f as f64) < e { f.next_up() } else { f }
+    if (f as f64) < e { next_up(f) } else { f }
 }
 
 /// A float result `r` of an operation whose operands carried the error `e_in` (already
@@ -239,12 +256,12 @@ pub fn monotone(a: Val, f: impl Fn(f32) -> f32) -> Val {
 /// The f32 nearest below / above an f64 (for interval ends).
 pub fn round_down(x: f64) -> f32 {
     let f = x as f32;
-    if (f as f64) > x { f.next_down() } else { f }
+    if (f as f64) > x { next_down(f) } else { f }
 }
 
 pub fn round_up(x: f64) -> f32 {
     let f = x as f32;
-    if (f as f64) < x { f.next_up() } else { f }
+    if (f as f64) < x { next_up(f) } else { f }
 }
 
 /// A comparison of two floats whose outcome must be the same everywhere in the operands'
