@@ -17,6 +17,7 @@ pub mod compile;
 pub mod diag;
 pub mod emit;
 pub mod exec;
+pub mod interp;
 pub mod ir;
 pub mod legalize;
 pub mod lower;

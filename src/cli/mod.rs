@@ -8,6 +8,7 @@ mod batch;
 mod check;
 mod disasm;
 mod fmt;
+mod interp;
 mod isa;
 mod output;
 
@@ -44,6 +45,8 @@ enum Command {
     Disasm(disasm::Args),
     /// Show the Valhall ISA tables, or generate the HTML reference.
     Isa(isa::Args),
+    /// Run the TGSI reference interpreter on one quad; print the outputs as JSON.
+    Interp(interp::Args),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Asm(args) => asm::run(args, global),
         Command::Disasm(args) => disasm::run(args, global),
         Command::Isa(args) => isa::run(args, global),
+        Command::Interp(args) => interp::run(args, global),
     }
 }
 

@@ -1,0 +1,529 @@
+//! Texture opcodes, sampled only through the shared procedural model (`exec::texture`).
+//!
+//! Coordinates, shadow references, biases and LODs are taken from the operands as tgsi.rst
+//! places them per target; the model defines filtering, LOD selection and texel values.
+//! A lane's result is exact when its float inputs are exact, or when the result is the same
+//! at every corner of the inputs' error box; otherwise unconstrained.
+
+use super::InterpError;
+use super::alu::{self, Kind};
+use super::machine::{Machine, Reg};
+use super::value::{self as v, Val};
+use crate::exec::LANES;
+use crate::exec::texture::{Dim, SampleCoords, TexelKind, Texture, cube_project, lod_to_fixed88};
+use crate::tgsi::ast::*;
+use crate::tgsi::opcodes::Opcode;
+
+pub fn is_texture(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::Tex
+            | O::Txp
+            | O::Txb
+            | O::Txl
+            | O::Txd
+            | O::Txf
+            | O::TexLz
+            | O::TxfLz
+            | O::Tex2
+            | O::Txb2
+            | O::Txl2
+            | O::Tg4
+            | O::Txq
+            | O::TxqLz
+            | O::Txqs
+            | O::Lodq
+            | O::Sample
+            | O::SampleI
+            | O::SampleIMs
+            | O::SampleB
+            | O::SampleC
+            | O::SampleCLz
+            | O::SampleD
+            | O::SampleL
+            | O::Gather4
+            | O::Sviewinfo
+            | O::Lod
+    )
+}
+
+/// How a target lays out its coordinates in the coordinate operand.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    dim: Dim,
+    array: bool,
+    shadow: bool,
+    /// Number of (s, t, r) coordinates (cube: the 3 direction components).
+    coords: usize,
+    /// Component holding the array layer.
+    layer: Option<usize>,
+    /// Component holding the shadow reference for TEX-style opcodes.
+    reference: Option<usize>,
+}
+
+fn layout(target: TextureTarget, span: crate::diag::Span) -> Result<Layout, InterpError> {
+    use TextureTarget as T;
+    let l = |dim, array, shadow, coords, layer, reference| Layout { dim, array, shadow, coords, layer, reference };
+    Ok(match target.canonical() {
+        T::Buffer => l(Dim::Buffer, false, false, 1, None, None),
+        T::Tex1D => l(Dim::D1, false, false, 1, None, None),
+        T::Tex2D | T::Msaa2D => l(Dim::D2, false, false, 2, None, None),
+        T::Rect => l(Dim::Rect, false, false, 2, None, None),
+        T::Tex3D => l(Dim::D3, false, false, 3, None, None),
+        T::Cube => l(Dim::Cube, false, false, 3, None, None),
+        T::Array1D => l(Dim::D1, true, false, 1, Some(1), None),
+        T::Array2D | T::ArrayMsaa2D => l(Dim::D2, true, false, 2, Some(2), None),
+        T::CubeArray => l(Dim::Cube, true, false, 3, Some(3), None),
+        T::Shadow1D => l(Dim::D1, false, true, 1, None, Some(2)),
+        T::Shadow2D => l(Dim::D2, false, true, 2, None, Some(2)),
+        T::ShadowRect => l(Dim::Rect, false, true, 2, None, Some(2)),
+        T::ShadowArray1D => l(Dim::D1, true, true, 1, Some(1), Some(2)),
+        T::ShadowArray2D => l(Dim::D2, true, true, 2, Some(2), Some(3)),
+        T::ShadowCube => l(Dim::Cube, false, true, 3, None, Some(3)),
+        T::ShadowCubeArray => l(Dim::Cube, true, true, 3, Some(3), None),
+        _ => return Err(InterpError::unsupported(span, format!("texture target {} has no meaning", target.name()))),
+    })
+}
+
+/// The LOD of a sampling operation.
+#[derive(Clone, Copy)]
+enum LodMode {
+    /// Implicit (fragment shaders; LOD 0 elsewhere), plus an optional bias operand component.
+    Implicit(Option<(usize, usize)>),
+    /// Explicit LOD from (source, component).
+    Explicit(usize, usize),
+    Zero,
+    /// Explicit derivatives in sources (ddx, ddy).
+    Grad(usize, usize),
+}
+
+/// Evaluates `eval` at the nominal float inputs; exact when every input is exact or the result
+/// is the same at every corner of the inputs' error box.
+fn robust(inputs: &[Val], eval: impl Fn(&[f32]) -> [u32; 4]) -> [Val; 4] {
+    let nominal: Vec<f32> = inputs.iter().map(|x| x.float()).collect();
+    let r = eval(&nominal);
+    let inexact: Vec<usize> = (0..inputs.len()).filter(|&k| !inputs[k].is_exact()).collect();
+    if inexact.is_empty() {
+        return r.map(Val::exact);
+    }
+    if inexact.len() > 8 || inexact.iter().any(|&k| inputs[k].interval().is_none()) {
+        return r.map(Val::unknown);
+    }
+    for corner in 0..(1u32 << inexact.len()) {
+        let mut point = nominal.clone();
+        for (bit, &k) in inexact.iter().enumerate() {
+            let (lo, hi) = inputs[k].interval().unwrap_or((0.0, 0.0));
+            point[k] = if corner & (1 << bit) != 0 { v::round_up(hi) } else { v::round_down(lo) };
+        }
+        if eval(&point) != r {
+            return r.map(Val::unknown);
+        }
+    }
+    r.map(Val::exact)
+}
+
+fn clamp_index(texel: f32, size: u32) -> i32 {
+    if texel.is_nan() { 0 } else { texel.clamp(0.0, size.saturating_sub(1) as f32) as i32 }
+}
+
+/// The model's nearest sample with integer texel offsets added after scaling (before the
+/// clamp), built from the model's level selection, level sizes and texels.
+fn sample_offset(tex: &Texture, c: SampleCoords, lod: i32, off: [i32; 3]) -> [u32; 4] {
+    if off == [0; 3] || tex.dim == Dim::Cube {
+        return tex.sample(c, lod);
+    }
+    let level = tex.select_level(lod);
+    let (w, h, d) = tex.level_size(level);
+    let idx = |coord: f32, size: u32, o: i32| -> i32 {
+        let t = if tex.dim == Dim::Rect { coord.floor() } else { (coord * size as f32).floor() };
+        clamp_index(t + o as f32, size)
+    };
+    let x = idx(c.s, w, off[0]);
+    let y = if matches!(tex.dim, Dim::D1 | Dim::Buffer) { 0 } else { idx(c.t, h, off[1]) };
+    let z = if tex.dim == Dim::D3 { idx(c.r, d, off[2]) } else { 0 };
+    let layer = if tex.array { clamp_index(c.layer.round_ties_even(), tex.layers) as u32 } else { 0 };
+    let texel = tex.texel(level, layer, x, y, z);
+    match c.reference {
+        Some(reference) => [if reference <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(); 4],
+        None => texel,
+    }
+}
+
+fn gather_offset(tex: &Texture, c: SampleCoords, component: usize, off: [i32; 3]) -> [u32; 4] {
+    if off == [0; 3] || tex.dim == Dim::Cube {
+        return tex.gather(c, component);
+    }
+    let (w, h, _) = tex.level_size(0);
+    let base = |coord: f32, size: u32, o: i32| (coord * size as f32 - 0.5).floor() + o as f32;
+    let (i0, j0) = (base(c.s, w, off[0]), base(c.t, h, off[1]));
+    let layer = if tex.array { clamp_index(c.layer.round_ties_even(), tex.layers) as u32 } else { 0 };
+    let at = |i: f32, j: f32| {
+        let texel = tex.texel(0, layer, clamp_index(i, w), clamp_index(j, h), 0);
+        match c.reference {
+            Some(reference) => if reference <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(),
+            None => texel[component & 3],
+        }
+    };
+    [at(i0, j0 + 1.0), at(i0 + 1.0, j0 + 1.0), at(i0 + 1.0, j0), at(i0, j0)]
+}
+
+impl Machine<'_, '_> {
+    /// The texture bound to `unit`, checked against the target it is used with.
+    fn texture_for(&self, unit: u32, lay: &Layout, kind: TexelKind) -> Result<Texture, InterpError> {
+        match self.inputs.textures.get(&unit) {
+            Some(t) => {
+                if t.dim != lay.dim || t.array != lay.array {
+                    return Err(InterpError::runtime(
+                        self.op_span(),
+                        format!(
+                            "texture unit {unit} is described as {:?}{} but used as {:?}{}",
+                            t.dim,
+                            if t.array { " array" } else { "" },
+                            lay.dim,
+                            if lay.array { " array" } else { "" }
+                        ),
+                    ));
+                }
+                Ok(t.clone())
+            }
+            None => Ok(Texture::default_for(lay.dim, lay.array, kind, unit)),
+        }
+    }
+
+    fn operand_index(&self, files: &[File]) -> Option<(usize, u32)> {
+        self.inst()
+            .src
+            .iter()
+            .enumerate()
+            .find(|(_, s)| files.contains(&s.register.file))
+            .map(|(i, s)| (i, s.register.index.value.max(0) as u32))
+    }
+
+    fn offsets(&self, lane: usize) -> Result<[i32; 3], InterpError> {
+        let mut off = [0i32; 3];
+        if let Some(o) = self.inst().texture_offsets.first() {
+            let reg = Register { file: o.file, dimension: None, index: Index::direct(o.index) };
+            for (k, comp) in o.swizzle.iter().enumerate() {
+                off[k] = self.read_reg(&reg, lane, comp.index())?.int();
+            }
+        }
+        Ok(off)
+    }
+
+    pub fn texture(&mut self, op: Opcode) -> Result<(), InterpError> {
+        use Opcode as O;
+        let inst = self.inst();
+        let span = self.op_span();
+        let sample_style = matches!(
+            op,
+            O::Sample
+                | O::SampleI
+                | O::SampleIMs
+                | O::SampleB
+                | O::SampleC
+                | O::SampleCLz
+                | O::SampleD
+                | O::SampleL
+                | O::Gather4
+                | O::Sviewinfo
+                | O::Lod
+        );
+        let (unit_src, unit, target, kind) = if sample_style {
+            let (i, unit) = self
+                .operand_index(&[File::SamplerView, File::LegacyResource])
+                .ok_or_else(|| InterpError::runtime(span, "no sampler view operand"))?;
+            let view = self.p.views.get(&unit).copied().ok_or_else(|| {
+                InterpError::unsupported(span, format!("SVIEW[{unit}] is used but not declared with a target"))
+            })?;
+            let kind = match view.return_type {
+                ReturnType::Sint => TexelKind::Sint,
+                ReturnType::Uint => TexelKind::Uint,
+                _ => TexelKind::Float,
+            };
+            (i, unit, view.target, kind)
+        } else {
+            let (i, unit) =
+                self.operand_index(&[File::Sampler]).ok_or_else(|| InterpError::runtime(span, "no sampler operand"))?;
+            let target = inst.texture_target.ok_or_else(|| InterpError::runtime(span, "no texture target"))?;
+            let view = self.p.views.get(&unit).copied();
+            let kind = match view.map(|v| v.return_type) {
+                Some(ReturnType::Sint) => TexelKind::Sint,
+                Some(ReturnType::Uint) => TexelKind::Uint,
+                _ => TexelKind::Float,
+            };
+            (i, unit, target, kind)
+        };
+        let lay = layout(target, span)?;
+        let tex = self.texture_for(unit, &lay, kind)?;
+        let swizzle = if sample_style { inst.src[unit_src].swizzle } else { IDENTITY_SWIZZLE };
+        let mut r: Reg = [[Val::ZERO; 4]; LANES];
+        let mut rkind = if kind == TexelKind::Float { Kind::Float } else { Kind::Int };
+        match op {
+            O::Txq | O::TxqLz | O::Sviewinfo => {
+                let levels = tex.level_count();
+                let lod = if op == O::TxqLz { None } else { Some(self.src(0)?) };
+                for l in Machine::lanes(self.exec) {
+                    let level = lod.map_or(Val::ZERO, |s| s[l][0]);
+                    let in_range = (level.int() as i64) >= 0 && (level.int() as i64) < levels as i64;
+                    let size = tex.query_size(if in_range { level.int() as u32 } else { 0 });
+                    r[l] = std::array::from_fn(|c| {
+                        if c == 3 {
+                            Val::exact(levels)
+                        } else if !level.is_exact() {
+                            Val::unknown(size[c])
+                        } else if in_range {
+                            Val::exact(size[c])
+                        } else if op == O::Sviewinfo {
+                            Val::ZERO
+                        } else {
+                            Val::unknown(0)
+                        }
+                    });
+                    if tex.dim == Dim::Buffer {
+                        r[l][3] = Val::exact(size[3]);
+                    }
+                }
+                return self.write_all(&r, Kind::Int);
+            }
+            O::Txqs => {
+                for l in 0..LANES {
+                    r[l] = [Val::exact(1), Val::unknown(0), Val::unknown(0), Val::unknown(0)];
+                }
+                return self.write_all(&r, Kind::Int);
+            }
+            O::Txf | O::TxfLz | O::SampleI | O::SampleIMs => {
+                let coord = self.src(0)?;
+                let msaa = matches!(target.canonical(), TextureTarget::Msaa2D | TextureTarget::ArrayMsaa2D);
+                for l in Machine::lanes(self.exec) {
+                    let off = if matches!(op, O::Txf | O::TxfLz) { self.offsets(l)? } else { [0; 3] };
+                    let c = coord[l];
+                    let ci = |k: usize| c[k].int();
+                    let level = if op == O::TxfLz || msaa || lay.dim == Dim::Buffer { 0 } else { ci(3) };
+                    let (x, mut y, mut z, mut layer) = (ci(0) + off[0], 0, 0, 0);
+                    match (lay.dim, lay.layer) {
+                        (Dim::D1, Some(_)) => layer = ci(1),
+                        (Dim::D2 | Dim::Rect | Dim::Cube, Some(_)) => {
+                            y = ci(1) + off[1];
+                            layer = ci(2);
+                        }
+                        (Dim::D2 | Dim::Rect, None) => y = ci(1) + off[1],
+                        (Dim::Cube, None) => {
+                            y = ci(1) + off[1];
+                            layer = ci(2);
+                        }
+                        (Dim::D3, _) => {
+                            y = ci(1) + off[1];
+                            z = ci(2) + off[2];
+                        }
+                        _ => {}
+                    }
+                    let texel =
+                        if level < 0 || layer < 0 { [0; 4] } else { tex.texel(level as u32, layer as u32, x, y, z) };
+                    let used = [0usize, 1, 2, 3];
+                    let exact = used.iter().all(|&k| c[k].is_exact());
+                    r[l] = std::array::from_fn(|k| {
+                        let t = texel[swizzle[k].index()];
+                        if exact { Val::exact(t) } else { Val::unknown(t) }
+                    });
+                }
+                return self.write_all(&r, rkind);
+            }
+            _ => {}
+        }
+        // Sampling, gathering and LOD queries.
+        let coord = self.src(0)?;
+        let extra: Vec<Reg> =
+            (1..inst.src.len()).filter(|&i| i != unit_src).map(|i| self.src(i)).collect::<Result<_, _>>()?;
+        // `extra[k]` is the k-th non-unit source after the coordinate.
+        let x1 = |k: usize| extra.get(k);
+        let mut ref_src: Option<(usize, usize)> = None; // (0 = coordinate, 1.. = extra+1, component)
+        let mut lod_mode = LodMode::Implicit(None);
+        let mut project = false;
+        let mut gather_component: Option<usize> = None;
+        match op {
+            O::Tex => ref_src = lay.reference.map(|c| (0, c)),
+            O::Txp => {
+                ref_src = lay.reference.map(|c| (0, c));
+                project = true;
+            }
+            O::Txb => {
+                ref_src = lay.shadow.then_some((0, 2));
+                lod_mode = LodMode::Implicit(Some((0, 3)));
+            }
+            O::Txl => {
+                ref_src = lay.shadow.then_some((0, 2));
+                lod_mode = LodMode::Explicit(0, 3);
+            }
+            O::TexLz => {
+                ref_src = lay.reference.map(|c| (0, c));
+                lod_mode = LodMode::Zero;
+            }
+            O::Txd => {
+                ref_src = lay.reference.map(|c| (0, c));
+                lod_mode = LodMode::Grad(1, 2);
+            }
+            O::Tex2 => ref_src = lay.shadow.then_some((1, 0)),
+            O::Txb2 | O::Txl2 => {
+                ref_src = if target.canonical() == TextureTarget::ShadowCubeArray {
+                    Some((1, 1))
+                } else {
+                    lay.reference.map(|c| (0, c))
+                };
+                lod_mode = if op == O::Txb2 { LodMode::Implicit(Some((1, 0))) } else { LodMode::Explicit(1, 0) };
+            }
+            O::Tg4 => {
+                if lay.shadow {
+                    ref_src = if target.canonical() == TextureTarget::ShadowCubeArray {
+                        Some((1, 0))
+                    } else {
+                        lay.reference.map(|c| (0, c))
+                    };
+                }
+                gather_component = Some(0);
+            }
+            O::Gather4 => gather_component = Some(swizzle[0].index()),
+            O::Sample => {}
+            O::SampleB => lod_mode = LodMode::Implicit(Some((1, 0))),
+            O::SampleL => lod_mode = LodMode::Explicit(1, 0),
+            O::SampleC => ref_src = Some((1, 0)),
+            O::SampleCLz => {
+                ref_src = Some((1, 0));
+                lod_mode = LodMode::Zero;
+            }
+            O::SampleD => lod_mode = LodMode::Grad(1, 2),
+            O::Lodq | O::Lod => {}
+            _ => return Err(InterpError::unsupported(span, format!("`{}` is not supported", inst.opcode.name()))),
+        }
+        if lay.dim == Dim::Buffer {
+            return Err(InterpError::unsupported(span, "sampling a BUFFER target has no meaning (use TXF)"));
+        }
+        let value_of = |src: usize, comp: usize, lane: usize| -> Val {
+            if src == 0 { coord[lane][comp] } else { x1(src - 1).map_or(Val::ZERO, |r| r[lane][comp]) }
+        };
+        // Per-lane float inputs: coordinates (projected for TXP), layer, reference.
+        let lane_inputs = |lane: usize| -> Vec<Val> {
+            let mut c = coord[lane];
+            if project {
+                for k in 0..3 {
+                    if k < lay.coords || ref_src == Some((0, k)) {
+                        c[k] = alu::div(c[k], coord[lane][3]);
+                    }
+                }
+            }
+            let used = |k: usize| if k < lay.coords { c[k] } else { Val::ZERO };
+            let mut ins = vec![used(0), used(1), used(2)];
+            ins.push(lay.layer.map_or(Val::ZERO, |k| c[k]));
+            let reference = match ref_src {
+                Some((0, comp)) => c[comp],
+                Some((s, comp)) => value_of(s, comp, lane),
+                None => Val::ZERO,
+            };
+            ins.push(reference);
+            ins
+        };
+        let make_coords = |ins: &[f32]| -> SampleCoords {
+            let mut sc = SampleCoords { s: ins[0], t: ins[1], r: ins[2], layer: ins[3], ..SampleCoords::default() };
+            if lay.dim == Dim::Cube {
+                let (face, s, t) = cube_project(ins[0], ins[1], ins[2]);
+                sc.face = face;
+                sc.s = s;
+                sc.t = t;
+                sc.r = 0.0;
+            }
+            if ref_src.is_some() {
+                sc.reference = Some(ins[4]);
+            }
+            sc
+        };
+        let stc = |sc: &SampleCoords| -> [f32; 3] { [sc.s, sc.t, if lay.dim == Dim::D3 { sc.r } else { 0.0 }] };
+        // Implicit LOD of the quad: None when it cannot be determined exactly.
+        let is_fs = self.p.processor == Processor::Frag;
+        let single_level = tex.level_count() == 1;
+        let needs_quad = matches!(lod_mode, LodMode::Implicit(_)) || matches!(op, O::Lodq | O::Lod);
+        let mut quad_lod: Option<i32> = Some(0);
+        let mut quad = [[0.0f32; 3]; LANES];
+        let mut quad_known = true;
+        if needs_quad && is_fs {
+            for (l, q) in quad.iter_mut().enumerate() {
+                if self.exec & (1 << l) == 0 {
+                    quad_known = false;
+                    continue;
+                }
+                let ins = lane_inputs(l);
+                if ins.iter().take(3).any(|x| !x.is_exact()) {
+                    quad_known = false;
+                }
+                let nominal: Vec<f32> = ins.iter().map(|x| x.float()).collect();
+                *q = stc(&make_coords(&nominal));
+            }
+            quad_lod = if quad_known || single_level { Some(tex.implicit_lod(&quad)) } else { None };
+        }
+        if matches!(op, O::Lodq | O::Lod) {
+            let (clamped, lod) = if is_fs { tex.query_lod(&quad) } else { (0.0, 0.0) };
+            let exact = !is_fs || quad_known;
+            let mk = |x: f32| if exact { Val::f(x) } else { Val::unknown(x.to_bits()) };
+            let zw = if op == O::Lod { Val::f(0.0) } else { Val::unknown(0) };
+            for l in Machine::lanes(self.exec) {
+                r[l] = [mk(clamped), mk(lod), zw, zw];
+            }
+            return self.write_all(&r, Kind::Float);
+        }
+        for l in Machine::lanes(self.exec) {
+            let off = self.offsets(l)?;
+            let mut ins = lane_inputs(l);
+            let base = ins.len();
+            // LOD inputs appended after the coordinate inputs.
+            match lod_mode {
+                LodMode::Implicit(Some((s, c))) | LodMode::Explicit(s, c) => ins.push(value_of(s, c, l)),
+                LodMode::Grad(dx, dy) => {
+                    for k in 0..3 {
+                        ins.push(value_of(dx, k, l));
+                    }
+                    for k in 0..3 {
+                        ins.push(value_of(dy, k, l));
+                    }
+                }
+                _ => {}
+            }
+            if matches!(lod_mode, LodMode::Implicit(_)) && is_fs && quad_lod.is_none() {
+                r[l] = [Val::unknown(0); 4];
+                continue;
+            }
+            let gather_comp = match (op, gather_component) {
+                (O::Tg4, Some(_)) if !lay.shadow => {
+                    let c = value_of(1, 0, l);
+                    if !c.is_exact() {
+                        r[l] = [Val::unknown(0); 4];
+                        continue;
+                    }
+                    Some(c.bits as usize & 3)
+                }
+                (_, g) => g,
+            };
+            let implicit = if is_fs { quad_lod.unwrap_or(0) } else { 0 };
+            let eval = |x: &[f32]| -> [u32; 4] {
+                let sc = make_coords(x);
+                if let Some(comp) = gather_comp {
+                    return gather_offset(&tex, sc, comp, off);
+                }
+                let lod = match lod_mode {
+                    LodMode::Implicit(None) => implicit,
+                    LodMode::Implicit(Some(_)) => implicit + lod_to_fixed88(x[base]),
+                    LodMode::Explicit(..) => lod_to_fixed88(x[base]),
+                    LodMode::Zero => 0,
+                    LodMode::Grad(..) => {
+                        tex.gradient_lod([x[base], x[base + 1], x[base + 2]], [x[base + 3], x[base + 4], x[base + 5]])
+                    }
+                };
+                sample_offset(&tex, sc, lod, off)
+            };
+            let res = robust(&ins, eval);
+            r[l] = std::array::from_fn(|k| res[swizzle[k].index()]);
+        }
+        if lay.shadow {
+            rkind = Kind::Float;
+        }
+        self.write_all(&r, rkind)
+    }
+}
