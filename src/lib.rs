@@ -16,6 +16,8 @@
 pub mod diag;
 pub mod emit;
 pub mod exec;
+pub mod flow;
 pub mod ir;
+pub mod regalloc;
 pub mod tgsi;
 pub mod valhall;
