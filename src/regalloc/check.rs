@@ -93,6 +93,24 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
             preload_regs.push((shader.get(shader.inst(id).dests)[0], r));
         }
     }
+    // Rule 6: a preload register is in the mask iff its value is read somewhere.
+    let mut used = vec![false; nv];
+    for block in &shader.blocks {
+        for &id in &block.insts {
+            let inst = shader.inst(id);
+            if !inst.dead {
+                shader.for_each_use(inst, |v| used[v.index()] = true);
+            }
+        }
+        if let Terminator::Branch { cond, .. } = block.term {
+            used[cond.index()] = true;
+        }
+    }
+    for &(v, r) in &preload_regs {
+        if used[v.index()] && r >= 48 {
+            preload_used |= 1 << (r - 48);
+        }
+    }
     for (bi, block) in mach.blocks.iter().enumerate() {
         let Some(irb) = block.ir_block.map(crate::ir::Block) else {
             errors.push(format!("block{bi}: no IR block"));
@@ -100,11 +118,9 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
         };
         let mut state: [Option<Value>; 64] = [None; 64];
         // Where each register's value came from at entry, to track preload reads.
-        let mut from_preload: [bool; 64] = [false; 64];
         if bi == 0 {
             for &(v, r) in &preload_regs {
                 state[r as usize] = Some(c(v));
-                from_preload[r as usize] = true;
             }
         }
         for &(v, r) in &block.live_in {
@@ -131,11 +147,9 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                 Origin::Move => {
                     let s = instr.srcs[0].base.register().unwrap_or(0);
                     state[instr.dest.reg as usize] = state[s as usize];
-                    from_preload[instr.dest.reg as usize] = from_preload[s as usize];
                 }
                 Origin::Swap(a, b) => {
                     state.swap(a as usize, b as usize);
-                    from_preload.swap(a as usize, b as usize);
                 }
                 Origin::SwapTail | Origin::Flow | Origin::Branch => {}
                 Origin::BlendCall => {
@@ -152,16 +166,6 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                 Origin::Ir(id) => {
                     seen[id.index()] += 1;
                     let inst = shader.inst(id);
-                    // Record preload reads.
-                    for r in 0..64u8 {
-                        if touched & regs::bit(r) != 0 && from_preload[r as usize] {
-                            for &(v, pr) in &preload_regs {
-                                if pr == r && state[r as usize] == Some(c(v)) {
-                                    preload_used |= 1 << (r - 48);
-                                }
-                            }
-                        }
-                    }
                     match inst.kind {
                         InstKind::Copy => {
                             let d = shader.get(inst.dests)[0];
@@ -194,7 +198,6 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                                 }
                             }
                             state[instr.dest.reg as usize] = Some(c(d));
-                            from_preload[instr.dest.reg as usize] = false;
                         }
                         InstKind::Machine => {
                             check_machine(shader, inst, instr, &state, &c, &slot_of, &fill_of, bi, &mut errors);
@@ -214,7 +217,6 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                             for (r, d) in writes {
                                 if (r as usize) < 64 {
                                     state[r as usize] = Some(c(d));
-                                    from_preload[r as usize] = false;
                                 }
                             }
                         }
@@ -228,9 +230,6 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
         let ir_term = shader.block(irb).term;
         if let (MachTerm::Branch { cond, .. }, Terminator::Branch { cond: v, .. }) = (block.term, ir_term) {
             read(&state, cond, v, "branch", &mut errors);
-            if from_preload[cond as usize] {
-                preload_used |= 1 << (cond.saturating_sub(48));
-            }
         }
         for succ in block.term.successors() {
             let sb = &mach.blocks[succ];
@@ -248,9 +247,6 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                     _ => v,
                 };
                 read(&state, r, want, &format!("the edge to block{succ}"), &mut errors);
-                if from_preload[r as usize] && r >= 48 {
-                    preload_used |= 1 << (r - 48);
-                }
             }
         }
     }

@@ -258,12 +258,12 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
             if inst.kind != InstKind::Phi {
                 let mut readers: Vec<Value> = Vec::new();
                 shader.for_each_use(&inst, |u| {
-                    if slot[u.index()].is_some() && !readers.contains(&u) {
+                    if slot.get(u.index()).copied().flatten().is_some() && !readers.contains(&u) {
                         readers.push(u);
                     }
                 });
                 for v in readers {
-                    let (ld, f) = load(shader, slot[v.index()].unwrap_or(0));
+                    let (ld, f) = load(shader, slot.get(v.index()).copied().flatten().unwrap_or(0));
                     new.push(shader.add_inst(ld));
                     replace_use(shader, id, v, f);
                     info.fills += 1;
@@ -273,7 +273,7 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
             }
             new.push(id);
             shader.for_each_def(&inst, |d| {
-                if let Some(o) = slot[d.index()] {
+                if let Some(o) = slot.get(d.index()).copied().flatten() {
                     pending_stores.push((d, o));
                 }
             });
@@ -295,7 +295,7 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
         // φ arguments of successors and the branch condition: reload at the end of the block.
         let mut end_reads: Vec<Value> = Vec::new();
         if let Terminator::Branch { cond, .. } = shader.blocks[b].term
-            && slot[cond.index()].is_some()
+            && slot.get(cond.index()).copied().flatten().is_some()
         {
             end_reads.push(cond);
         }
@@ -306,7 +306,7 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
                 let inst = shader.inst(id);
                 if inst.kind == InstKind::Phi && !inst.dead {
                     for (j, &a) in shader.get(inst.args).iter().enumerate() {
-                        if slot[a.index()].is_some() && shader.blocks[s.index()].preds[j].index() == b {
+                        if slot.get(a.index()).copied().flatten().is_some() && shader.blocks[s.index()].preds[j].index() == b {
                             phi_uses.push((id, j, a));
                             if !end_reads.contains(&a) {
                                 end_reads.push(a);
@@ -317,7 +317,7 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
             }
         }
         for v in end_reads {
-            let (ld, f) = load(shader, slot[v.index()].unwrap_or(0));
+            let (ld, f) = load(shader, slot.get(v.index()).copied().flatten().unwrap_or(0));
             let lid = shader.add_inst(ld);
             shader.blocks[b].insts.push(lid);
             if let Terminator::Branch { cond, .. } = &mut shader.blocks[b].term
