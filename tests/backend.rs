@@ -89,8 +89,25 @@ macro_rules! file_tests {
 }
 
 file_tests!(
-    alu, constants, staging_texture, loads_stores, pair64, fragment_outputs, zs_emit, preloads, loop_phi_cycle,
-    if_else, waits_varying, waits_memory, barrier, discard_skip, spilling, mode64, empty, two_blends, pressure40,
+    alu,
+    constants,
+    staging_texture,
+    loads_stores,
+    pair64,
+    fragment_outputs,
+    zs_emit,
+    preloads,
+    loop_phi_cycle,
+    if_else,
+    waits_varying,
+    waits_memory,
+    barrier,
+    discard_skip,
+    spilling,
+    mode64,
+    empty,
+    two_blends,
+    pressure40,
 );
 
 #[test]

@@ -171,15 +171,12 @@ fn program(seed: u64, regions: usize, pressure: usize, fragment: bool) -> String
                 let len = 1 + g.rng.below(pressure.max(1));
                 g.straight(&mut ab, len);
                 // Back-edge values: a rotation of the φs or new values.
-                let nexts: Vec<u32> = (0..n)
-                    .map(|i| if g.rng.below(2) == 0 { phis[(i + 1) % n] } else { g.pick(&ab) })
-                    .collect();
+                let nexts: Vec<u32> =
+                    (0..n).map(|i| if g.rng.below(2) == 0 { phis[(i + 1) % n] } else { g.pick(&ab) }).collect();
                 g.line(format!("jump block{h}"));
                 for i in 0..n {
-                    g.text[nexts_slot + i] = format!(
-                        "    %{} = phi [%{}, block{b}], [%{}, block{body}]",
-                        phis[i], inits[i], nexts[i]
-                    );
+                    g.text[nexts_slot + i] =
+                        format!("    %{} = phi [%{}, block{b}], [%{}, block{body}]", phis[i], inits[i], nexts[i]);
                 }
                 g.label(exit);
                 avail = ah;

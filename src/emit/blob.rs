@@ -150,7 +150,8 @@ pub fn encode(mach: &MachShader) -> Result<Vec<u8>, Error> {
                 let offset = start[t] as i64 - (index as i64 + 1);
                 instr.set_imm("offset", offset).map_err(|e| Error::Encode(e.to_string()))?;
             }
-            let word = valhall::encode(&instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(&instr))))?;
+            let word =
+                valhall::encode(&instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(&instr))))?;
             code.extend_from_slice(&word.to_le_bytes());
             index += 1;
         }

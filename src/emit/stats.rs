@@ -31,7 +31,14 @@ fn written_registers(i: &Instr) -> u32 {
     match i.destination() {
         Some(_) if i.info().type_size == 64 => 2,
         Some(_) => 1,
-        None => i.info().staging.iter().zip(i.staging_operands()).filter(|(s, _)| s.write).map(|(_, g)| u32::from(g.count)).sum(),
+        None => i
+            .info()
+            .staging
+            .iter()
+            .zip(i.staging_operands())
+            .filter(|(s, _)| s.write)
+            .map(|(_, g)| u32::from(g.count))
+            .sum(),
     }
 }
 
@@ -41,7 +48,7 @@ fn varying_channels(i: &Instr) -> u32 {
         None => 1,
     };
     let half = i.info().name.ends_with(".f16")
-        || matches!(i.register_format().map(|f| crate::valhall::IsaEnum::name(f)), Some("f16" | "s16" | "u16"));
+        || matches!(i.register_format().map(crate::valhall::IsaEnum::name), Some("f16" | "s16" | "u16"));
     size * if half { 1 } else { 2 }
 }
 

@@ -100,7 +100,8 @@ pub fn is_memory(i: &Instr) -> bool {
     let name = i.info().name;
     if name.starts_with("LD_BUFFER") {
         // A UBO load (constant handle of table 0) is read-only.
-        return !matches!(i.srcs[1].base, Base::Immediate(_)) || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0);
+        return !matches!(i.srcs[1].base, Base::Immediate(_))
+            || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0);
     }
     name.starts_with("LOAD.")
         || name.starts_with("STORE.")

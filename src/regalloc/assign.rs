@@ -58,7 +58,6 @@ pub struct Assigned {
 #[derive(Clone, Debug)]
 struct Group {
     values: Vec<Value>,
-    fixed: Option<u8>,
 }
 
 pub struct Assigner<'a> {
@@ -202,7 +201,7 @@ impl<'a> Assigner<'a> {
             }
         }
         self.group_base.push(fixed.unwrap_or(NONE));
-        self.groups.push(Group { values, fixed });
+        self.groups.push(Group { values });
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -358,7 +357,12 @@ impl<'a> Assigner<'a> {
                         .as_ref()
                         .and_then(|e| e.iter().find(|(v, _)| *v == cond).map(|(_, r)| *r))
                         .ok_or_else(|| AssignError::Invalid(format!("branch condition of {b} has no register")))?;
-                    MachTerm::Branch { cond, if_zero, taken: pos_of[taken.index()], fallthrough: pos_of[fallthrough.index()] }
+                    MachTerm::Branch {
+                        cond,
+                        if_zero,
+                        taken: pos_of[taken.index()],
+                        fallthrough: pos_of[fallthrough.index()],
+                    }
                 }
                 Terminator::End => MachTerm::End,
             };
@@ -484,7 +488,8 @@ impl<'a> Assigner<'a> {
         for &(v, r) in &entry {
             used |= regs::bit(r);
             let src_value = if self.phi_of[v.index()] == s_block.0 {
-                let def = s.values[v.index()].def.ok_or_else(|| AssignError::Invalid(format!("{v} has no definition")))?;
+                let def =
+                    s.values[v.index()].def.ok_or_else(|| AssignError::Invalid(format!("{v} has no definition")))?;
                 let args = s.get(s.inst(def).args);
                 match pred_index.and_then(|k| args.get(k)) {
                     Some(a) => *a,
@@ -556,7 +561,14 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    fn process_copy(&mut self, b: Block, pos: u32, id: InstId, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    fn process_copy(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
         let d = s.get(inst.dests)[0];
         let operand = inst.srcs[0].operand;
@@ -582,7 +594,9 @@ impl<'a> Assigner<'a> {
         }
         let through = self.through_mask(pos);
         let avail = self.allowed & !through;
-        let r = self.pick_single(d, avail).ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
+        let r = self
+            .pick_single(d, avail)
+            .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
         let mut instr = match operand {
             Operand::Value(v) => parcopy::mov(r, self.loc[v.index()]),
             Operand::Const(c) => match immediate_index(c) {
@@ -650,16 +664,18 @@ impl<'a> Assigner<'a> {
             }
             let _ = i;
         }
-        for k in 0..plan.len() {
-            if plan[k].1 != NONE {
+        for entry in plan.iter_mut() {
+            if entry.1 != NONE {
                 continue;
             }
-            let d = plan[k].0;
+            let d = entry.0;
             let avail = self.allowed & !through & !taken;
-            let r = self.pick_single(d, avail).ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
+            let r = self
+                .pick_single(d, avail)
+                .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
             taken |= regs::bit(r);
-            plan[k].1 = r;
-            if let Some(src) = plan[k].2 {
+            entry.1 = r;
+            if let Some(src) = entry.2 {
                 moves.push((r, src));
             }
         }
@@ -677,7 +693,14 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
-    fn process_machine(&mut self, b: Block, pos: u32, id: InstId, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    fn process_machine(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
         let info = inst.mach.info();
         let op = inst.mach.opcode;
@@ -687,7 +710,10 @@ impl<'a> Assigner<'a> {
         s.for_each_use(inst, |v| uses.push(v));
         for &v in &uses {
             if self.loc[v.index()] == NONE {
-                return Err(AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name)));
+                return Err(AssignError::Invalid(format!(
+                    "{v} is read by {} in {b} before it has a register",
+                    info.name
+                )));
             }
         }
         let count = |v: Value| uses.iter().filter(|&&w| w == v).count();
@@ -811,7 +837,9 @@ impl<'a> Assigner<'a> {
             } else if n == 1 {
                 match self.pick_single(vals[0], avail) {
                     Some(r) => r,
-                    None => self.evict_range(1, zone | def_mask, through).ok_or_else(|| err_regs("no register for a result"))?,
+                    None => self
+                        .evict_range(1, zone | def_mask, through)
+                        .ok_or_else(|| err_regs("no register for a result"))?,
                 }
             } else {
                 // Prefer the hinted base of the first value when the range is free.
@@ -823,7 +851,9 @@ impl<'a> Assigner<'a> {
                     .map(|_| h);
                 match hinted.or_else(|| self.pick_range(n, avail)) {
                     Some(r) => r,
-                    None => self.evict_range(n, zone | def_mask, through).ok_or_else(|| err_regs("no room for a result vector"))?,
+                    None => self
+                        .evict_range(n, zone | def_mask, through)
+                        .ok_or_else(|| err_regs("no room for a result vector"))?,
                 }
             };
             let range = regs::range(base, n).ok_or_else(|| err_regs("result vector past r63"))?;
@@ -834,7 +864,7 @@ impl<'a> Assigner<'a> {
         // Values to relocate: occupants of target registers (unless moving there themselves),
         // values outliving the instruction inside the clobber zone or the result registers.
         let mut evict: Vec<Value> = Vec::new();
-        let mut push_evict = |v: Value, evict: &mut Vec<Value>| {
+        let push_evict = |v: Value, evict: &mut Vec<Value>| {
             if !evict.contains(&v) {
                 evict.push(v);
             }

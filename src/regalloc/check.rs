@@ -126,7 +126,7 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
         for &(v, r) in &block.live_in {
             state[r as usize] = Some(c(v));
         }
-        let mut read = |state: &[Option<Value>; 64], r: Reg, want: Value, what: &str, errors: &mut Vec<String>| {
+        let read = |state: &[Option<Value>; 64], r: Reg, want: Value, what: &str, errors: &mut Vec<String>| {
             if state[r as usize] != Some(c(want)) {
                 errors.push(format!(
                     "block{bi}: {what} reads r{r} for {want}, but r{r} holds {}",
@@ -140,7 +140,10 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
             let instr = &mi.instr;
             let touched = registers_touched(instr);
             if touched & !allowed != 0 {
-                errors.push(format!("block{bi}: {} uses registers outside the allowed set", crate::valhall::print(instr)));
+                errors.push(format!(
+                    "block{bi}: {} uses registers outside the allowed set",
+                    crate::valhall::print(instr)
+                ));
             }
             let text = || crate::valhall::print(instr);
             match mi.origin {
@@ -258,7 +261,8 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
         }
     }
     if preload_used != mach.preload {
-        errors.push(format!("preload mask {:#06x}, but the program reads preloads {:#06x}", mach.preload, preload_used));
+        errors
+            .push(format!("preload mask {:#06x}, but the program reads preloads {:#06x}", mach.preload, preload_used));
     }
     if errors.is_empty() { Ok(()) } else { Err(errors) }
 }
@@ -323,23 +327,20 @@ fn check_machine(
     }
     // Fixed registers.
     let reg_of = |k: usize| instr.srcs[k].base.register();
-    match instr.opcode {
+    let bad = match instr.opcode {
         Opcode::ATEST => {
-            if instr.staging[0].base != 60 || matches!(inst.srcs[0].operand, Operand::Value(_)) && reg_of(0) != Some(60) {
-                err("coverage must be in r60".into());
-            }
+            instr.staging[0].base != 60 || matches!(inst.srcs[0].operand, Operand::Value(_)) && reg_of(0) != Some(60)
         }
         Opcode::ZS_EMIT => {
-            if instr.staging[0].base != 60 || matches!(inst.srcs[2].operand, Operand::Value(_)) && reg_of(2) != Some(60) {
-                err("coverage must be in r60".into());
-            }
+            instr.staging[0].base != 60 || matches!(inst.srcs[2].operand, Operand::Value(_)) && reg_of(2) != Some(60)
         }
         Opcode::BLEND => {
-            if instr.staging[0].base != 0 || matches!(inst.srcs[1].operand, Operand::Value(_)) && reg_of(1) != Some(60) {
-                err("colour must be in r0–r3 and coverage in r60".into());
-            }
+            instr.staging[0].base != 0 || matches!(inst.srcs[1].operand, Operand::Value(_)) && reg_of(1) != Some(60)
         }
-        _ => {}
+        _ => false,
+    };
+    if bad {
+        err("fixed registers: coverage must be in r60, a BLEND colour in r0-r3".into());
     }
     // Spill code.
     if instr.opcode == Opcode::STORE_I32 {
@@ -350,7 +351,9 @@ fn check_machine(
             && matches!(inst.srcs[0].operand, Operand::Special(_))
         {
             // A spill store of v to its slot.
-        } else if vals.first().is_some_and(|v| slot_of[v.index()].is_some()) && matches!(inst.srcs[0].operand, Operand::Special(_)) {
+        } else if vals.first().is_some_and(|v| slot_of[v.index()].is_some())
+            && matches!(inst.srcs[0].operand, Operand::Special(_))
+        {
             err("spill store to the wrong slot".into());
         }
     }

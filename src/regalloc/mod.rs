@@ -100,11 +100,7 @@ fn try_assign(
     let assigned = Assigner::new(&shader, &live, allowed).run(&prepared.layout)?;
     let dom = crate::ir::dom::DomTree::compute(&shader);
     let depths = crate::ir::dom::loop_depths(&shader, &dom);
-    let loops = dom
-        .rpo
-        .iter()
-        .filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p)))
-        .count() as u32;
+    let loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
     let mut blocks = assigned.blocks;
     for b in &mut blocks {
         if let Some(ir) = b.ir_block {
@@ -148,7 +144,10 @@ fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
     let mut keep = vec![true; n];
     for (i, b) in mach.blocks.iter().enumerate() {
         let is_split = b.ir_block.is_some_and(|ir| split.get(ir as usize).copied().unwrap_or(false));
-        if is_split && b.insts.is_empty() && let MachTerm::Jump(t) = b.term {
+        if is_split
+            && b.insts.is_empty()
+            && let MachTerm::Jump(t) = b.term
+        {
             redirect[i] = t;
             keep[i] = false;
         }

@@ -151,7 +151,10 @@ mod tests {
     #[test]
     fn two_cycle_with_temporary() {
         let steps = check(&[(0, 1), (1, 0)], Some(9));
-        assert_eq!(steps, vec![Step::Move { dst: 9, src: 0 }, Step::Move { dst: 0, src: 1 }, Step::Move { dst: 1, src: 9 }]);
+        assert_eq!(
+            steps,
+            vec![Step::Move { dst: 9, src: 0 }, Step::Move { dst: 0, src: 1 }, Step::Move { dst: 1, src: 9 }]
+        );
     }
 
     #[test]

@@ -306,7 +306,9 @@ fn rewrite(shader: &mut Shader, victims: &[(Value, u32)], info: &mut SpillInfo) 
                 let inst = shader.inst(id);
                 if inst.kind == InstKind::Phi && !inst.dead {
                     for (j, &a) in shader.get(inst.args).iter().enumerate() {
-                        if slot.get(a.index()).copied().flatten().is_some() && shader.blocks[s.index()].preds[j].index() == b {
+                        if slot.get(a.index()).copied().flatten().is_some()
+                            && shader.blocks[s.index()].preds[j].index() == b
+                        {
                             phi_uses.push((id, j, a));
                             if !end_reads.contains(&a) {
                                 end_reads.push(a);
@@ -345,9 +347,7 @@ fn replace_use(shader: &mut Shader, id: crate::ir::InstId, from: Value, to: Valu
     for src in &mut inst.srcs[..n] {
         src.operand = match src.operand {
             Operand::Value(x) if x == from => Operand::Value(to),
-            Operand::Pair(lo, hi) => {
-                Operand::Pair(if lo == from { to } else { lo }, if hi == from { to } else { hi })
-            }
+            Operand::Pair(lo, hi) => Operand::Pair(if lo == from { to } else { lo }, if hi == from { to } else { hi }),
             other => other,
         };
     }
