@@ -235,3 +235,30 @@ proptest! {
         compile(&program(seed, regions, 90, false), true);
     }
 }
+
+/// Cost of the whole back end per 1000 IR instructions (run with
+/// `cargo test --release --test backend_props -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn measure_cost() {
+    for (pressure, regions) in [(8usize, 40usize), (20, 40), (90, 10)] {
+        let text = program(0x1234_5678, regions, pressure, false);
+        let shader = ir::text::parse(&text).unwrap();
+        let n = shader.inst_count();
+        let mut options = Options::default();
+        options.regalloc.check = false;
+        let runs = 50;
+        let start = std::time::Instant::now();
+        let mut out = None;
+        for _ in 0..runs {
+            out = Some(blob::compile(&shader, &options).unwrap());
+        }
+        let us = start.elapsed().as_secs_f64() * 1e6 / runs as f64;
+        let info = out.unwrap().1;
+        println!(
+            "{n} IR instructions (pressure {pressure}): {us:.0} µs, {:.0} µs per 1000 instructions; {}",
+            us * 1000.0 / n as f64,
+            tgsi2va::emit::stats::line(&info.stats)
+        );
+    }
+}

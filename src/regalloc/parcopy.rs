@@ -36,10 +36,13 @@ pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
         readers[s as usize] += 1;
     }
     // Emit moves into registers nobody still reads.
+    // saved[r] = a register already holding the old value of r (a fan-out copy).
+    let mut saved: [Option<Reg>; 64] = [None; 64];
     let mut ready: Vec<Reg> = (0..64u8).filter(|&d| pred[d as usize].is_some() && readers[d as usize] == 0).collect();
     while let Some(d) = ready.pop() {
         let Some(s) = pred[d as usize].take() else { continue };
         steps.push(Step::Move { dst: d, src: s });
+        saved[s as usize] = Some(d);
         readers[s as usize] -= 1;
         if readers[s as usize] == 0 && pred[s as usize].is_some() {
             ready.push(s);
@@ -61,6 +64,16 @@ pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
             r = s;
         }
         // cycle = [r1, r2, …, rk]: r1 ← r2, r2 ← r3, …, rk ← r1.
+        if let Some(j) = cycle.iter().position(|&r| saved[r as usize].is_some()) {
+            // The old value of cycle[j] survives elsewhere: start the chain there.
+            cycle.rotate_left(j);
+            let copy = saved[cycle[0] as usize].unwrap_or(cycle[0]);
+            for w in cycle.windows(2) {
+                steps.push(Step::Move { dst: w[0], src: w[1] });
+            }
+            steps.push(Step::Move { dst: cycle[cycle.len() - 1], src: copy });
+            continue;
+        }
         match temp {
             Some(t) => {
                 steps.push(Step::Move { dst: t, src: cycle[0] });
