@@ -241,8 +241,22 @@ proptest! {
 #[test]
 #[ignore]
 fn measure_cost() {
-    for (pressure, regions) in [(8usize, 40usize), (20, 40), (90, 10)] {
-        let text = program(0x1234_5678, regions, pressure, false);
+    // A straight-line program where each value reads two of the last 16 (moderate pressure,
+    // no spilling), then the random generator's programs (long live ranges, heavy spilling).
+    let mut window = String::from("compute shader\nblock0:\n    %0 = preload r60\n");
+    for i in 1..4000u32 {
+        let a = i.saturating_sub(1 + i % 16);
+        let b = i.saturating_sub(1 + (i * 7) % 16);
+        window.push_str(&format!("    %{i} = FADD.f32 %{a}, %{b}\n"));
+    }
+    window.push_str("    STORE.i32.slot0 @%3999, u0, offset:0\n    end\n");
+    let cases = [
+        (window, 16usize),
+        (program(0x1234_5678, 40, 8, false), 8),
+        (program(0x1234_5678, 40, 20, false), 20),
+        (program(0x1234_5678, 10, 90, false), 90),
+    ];
+    for (text, pressure) in cases {
         let shader = ir::text::parse(&text).unwrap();
         let n = shader.inst_count();
         let mut options = Options::default();

@@ -126,6 +126,7 @@ impl Walker {
             let mut demand = through + extra;
             if demand > budget {
                 // Candidates: live through the instruction, not read by it.
+                set.retain(|v| self.live[v.index()]);
                 let mut cands: Vec<Value> = set
                     .iter()
                     .copied()
