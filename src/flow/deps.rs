@@ -1,0 +1,287 @@
+//! Dependency slots and waits (correctness; `merge` then removes most of the NOPs).
+//!
+//! Slots (§B.2): `ATEST` and `ZS_EMIT` use slot 0, `BARRIER` slot 7, every other message
+//! instruction takes slots 0, 1, 2 round-robin in layout order.
+//!
+//! A forward data-flow over the CFG (union at joins, iterated to a fixed point) tracks, per
+//! general slot, the registers still being written by outstanding messages and whether a
+//! varying load or a memory access is outstanding. Before each instruction it computes the
+//! slots to wait for (§B.3):
+//!
+//! * D1 — RAW/WAW: the instruction reads (sources, read staging vectors, branch conditions) or
+//!   writes (destinations, written staging vectors) a register a pending message writes;
+//! * D2 — WAR on staging sources is left to the hardware (no wait);
+//! * D3 — a varying load with `.store` or `.clobber` waits for every slot with a varying load
+//!   outstanding; at the end of every block outstanding varying loads are waited for;
+//! * D4 — a memory access (LOAD/STORE/atomics, LD_BUFFER unless its handle is a constant UBO
+//!   handle, LD_TEX*, ST_CVT) waits for every slot with a memory access outstanding;
+//! * D5 — BARRIER waits for every busy general slot, and carries `.wait` itself;
+//! * D6 — fragment shaders: `.wait` (0,1,2,6,7) right before BLEND, LD_TILE, ST_TILE;
+//!   `.wait0126` right before ATEST and ZS_EMIT; `.wait0` right after ATEST.
+//!
+//! A wait is a `NOP` carrying the flow, placed right before the instruction; a wait after an
+//! instruction is its own flow. Waiting clears the slots.
+
+use super::flows;
+use crate::ir::Stage;
+use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
+use crate::valhall::{Base, Instr, Opcode};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Slot {
+    regs: u64,
+    varying: bool,
+    memory: bool,
+    busy: bool,
+}
+
+type State = [Slot; 3];
+
+fn union(a: &State, b: &State) -> State {
+    let mut s = *a;
+    for k in 0..3 {
+        s[k].regs |= b[k].regs;
+        s[k].varying |= b[k].varying;
+        s[k].memory |= b[k].memory;
+        s[k].busy |= b[k].busy;
+    }
+    s
+}
+
+/// Whether an instruction is a message (asynchronous, completes through a slot).
+pub fn is_message(i: &Instr) -> bool {
+    !i.unit().is_alu()
+}
+
+/// Registers read by an instruction (sources and read staging vectors).
+pub fn reads(i: &Instr) -> u64 {
+    let info = i.info();
+    let mut m = 0;
+    for (src, s) in i.sources().iter().zip(info.srcs) {
+        if let Some(r) = src.base.register() {
+            m |= regs::range(r, if s.size == 64 { 2 } else { 1 }).unwrap_or(0);
+        }
+    }
+    for (k, st) in info.staging.iter().enumerate() {
+        if !st.write {
+            m |= regs::range(i.staging[k].base, i.staging[k].count).unwrap_or(0);
+        }
+    }
+    m
+}
+
+/// Registers written by an instruction.
+pub fn writes(i: &Instr) -> u64 {
+    let info = i.info();
+    let mut m = 0;
+    if let Some(d) = i.destination() {
+        m |= regs::range(d.reg, if info.type_size == 64 { 2 } else { 1 }).unwrap_or(0);
+    }
+    for (k, st) in info.staging.iter().enumerate() {
+        if st.write {
+            m |= regs::range(i.staging[k].base, i.staging[k].count).unwrap_or(0);
+        }
+    }
+    m
+}
+
+/// A varying load (V or VT unit).
+pub fn is_varying(i: &Instr) -> bool {
+    matches!(i.unit(), crate::valhall::Unit::V | crate::valhall::Unit::Vt)
+}
+
+/// A varying load that updates the hidden per-quad state (`.store` / `.clobber`).
+fn serialises_varyings(i: &Instr) -> bool {
+    is_varying(i) && matches!(i.modifier("update_mode"), Some(0) | Some(3))
+}
+
+/// A memory access ordered against other memory accesses (rule D4).
+pub fn is_memory(i: &Instr) -> bool {
+    let name = i.info().name;
+    if name.starts_with("LD_BUFFER") {
+        // A UBO load (constant handle of table 0) is read-only.
+        return !matches!(i.srcs[1].base, Base::Immediate(_))
+            || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0);
+    }
+    name.starts_with("LOAD.")
+        || name.starts_with("STORE.")
+        || name.starts_with("ATOM")
+        || name.starts_with("LD_TEX")
+        || name == "ST_CVT"
+}
+
+fn is_fixed_function(op: Opcode) -> bool {
+    matches!(op, Opcode::BLEND | Opcode::LD_TILE | Opcode::ST_TILE)
+}
+
+/// The waits needed right before `i` in state `s` (slot mask, see [`flows`]).
+fn waits_before(i: &Instr, s: &State, fragment: bool) -> u8 {
+    let mut mask = 0u8;
+    let touched = reads(i) | writes(i);
+    for (k, slot) in s.iter().enumerate() {
+        if slot.regs & touched != 0 {
+            mask |= 1 << k;
+        }
+        if serialises_varyings(i) && slot.varying {
+            mask |= 1 << k;
+        }
+        if is_memory(i) && slot.memory {
+            mask |= 1 << k;
+        }
+        if i.opcode == Opcode::BARRIER && slot.busy {
+            mask |= 1 << k;
+        }
+    }
+    if fragment {
+        if is_fixed_function(i.opcode) {
+            mask |= 0b111 | flows::SLOT6 | flows::SLOT7;
+        }
+        if matches!(i.opcode, Opcode::ATEST | Opcode::ZS_EMIT) {
+            mask |= 0b111 | flows::SLOT6;
+        }
+    }
+    mask
+}
+
+fn apply_wait(s: &mut State, mask: u8) {
+    for (k, slot) in s.iter_mut().enumerate() {
+        if mask & (1 << k) != 0 {
+            *slot = Slot::default();
+        }
+    }
+}
+
+/// The general slot of a message (None for slot 7 or instructions without a slot).
+fn slot_of(i: &Instr) -> Option<usize> {
+    if i.opcode == Opcode::ATEST {
+        return Some(0);
+    }
+    match i.modifier("slot") {
+        Some(k) if k < 3 => Some(k as usize),
+        _ => None,
+    }
+}
+
+fn issue(i: &Instr, s: &mut State) {
+    if !is_message(i) {
+        return;
+    }
+    if let Some(k) = slot_of(i) {
+        let slot = &mut s[k];
+        slot.regs |= writes(i);
+        slot.busy = true;
+        slot.varying |= is_varying(i);
+        slot.memory |= is_memory(i);
+    }
+    // The flow of the instruction itself takes effect after it.
+    apply_wait(s, flows::mask_of(i.flow));
+}
+
+/// Simulates a block from `entry`, optionally recording the waits before each instruction.
+fn simulate(insts: &[MachInst], entry: State, fragment: bool, mut record: Option<&mut Vec<u8>>) -> State {
+    let mut s = entry;
+    for mi in insts {
+        let mask = waits_before(&mi.instr, &s, fragment);
+        apply_wait(&mut s, mask);
+        if let Some(r) = record.as_deref_mut() {
+            r.push(mask);
+        }
+        issue(&mi.instr, &mut s);
+    }
+    s
+}
+
+/// Assigns slots and inserts the wait NOPs.
+pub fn insert(mach: &mut MachShader) {
+    let fragment = mach.stage == Stage::Fragment;
+    // Slots.
+    let mut next = 0u8;
+    for b in &mut mach.blocks {
+        for mi in &mut b.insts {
+            let i = &mut mi.instr;
+            if !is_message(i) || i.info().mod_index("slot").is_none() {
+                if i.opcode == Opcode::ATEST && fragment {
+                    i.flow = 1; // .wait0 after ATEST (D6)
+                }
+                continue;
+            }
+            let slot = match i.opcode {
+                Opcode::BARRIER => 7,
+                Opcode::ZS_EMIT => 0,
+                _ => {
+                    let s = next;
+                    next = (next + 1) % 3;
+                    s
+                }
+            };
+            let _ = i.set_modifier("slot", slot);
+            if i.opcode == Opcode::BARRIER {
+                i.flow = flows::WAIT;
+            }
+        }
+    }
+    // Fixed point over the CFG.
+    let n = mach.blocks.len();
+    let mut entry: Vec<State> = vec![State::default(); n];
+    let mut exit: Vec<State> = vec![State::default(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in 0..n {
+            let mut s = State::default();
+            for &p in &mach.blocks[b].preds {
+                s = union(&s, &exit[p]);
+            }
+            entry[b] = s;
+            let mut out = simulate(&mach.blocks[b].insts, s, fragment, None);
+            // D3: outstanding varying loads are waited for at the end of the block.
+            let mut vmask = 0;
+            for (k, slot) in out.iter().enumerate() {
+                if slot.varying {
+                    vmask |= 1 << k;
+                }
+            }
+            apply_wait(&mut out, vmask);
+            if out != exit[b] {
+                exit[b] = out;
+                changed = true;
+            }
+        }
+    }
+    // Insert the NOPs.
+    for (b, block) in mach.blocks.iter_mut().enumerate() {
+        let mut masks = Vec::with_capacity(block.insts.len());
+        let out = simulate(&block.insts, entry[b], fragment, Some(&mut masks));
+        let mut vmask = 0;
+        for (k, slot) in out.iter().enumerate() {
+            if slot.varying {
+                vmask |= 1 << k;
+            }
+        }
+        let old = std::mem::take(&mut block.insts);
+        let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
+        let mut new = Vec::with_capacity(old.len() + 4);
+        let last = old.len();
+        for (k, (mi, mask)) in old.into_iter().zip(masks).enumerate() {
+            let mut mask = mask;
+            if vmask != 0 && ends_in_branch && k + 1 == last {
+                mask |= vmask;
+            }
+            if mask != 0 {
+                new.push(MachInst::new(nop(flows::flow_of(mask)), Origin::Flow));
+            }
+            new.push(mi);
+        }
+        if vmask != 0 && !ends_in_branch {
+            new.push(MachInst::new(nop(flows::flow_of(vmask)), Origin::Flow));
+        }
+        block.insts = new;
+    }
+}
+
+/// A `NOP` with the given flow.
+pub fn nop(flow: u8) -> Instr {
+    let mut i = Instr::new(Opcode::NOP);
+    i.flow = flow;
+    i
+}

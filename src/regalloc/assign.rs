@@ -1,0 +1,1034 @@
+//! Register assignment on SSA form, with live-range splitting at constraints.
+//!
+//! Blocks are visited in reverse post-order (every block after its dominators and after all its
+//! forward predecessors). Inside a block the allocator keeps the current location of every live
+//! value (`loc`) and the owner of every register (`owner`) and walks the instructions once:
+//!
+//! 1. **Operand constraints.** A read staging vector or 64-bit pair must sit in consecutive
+//!    registers from an even base; some operands are fixed (ATEST/ZS_EMIT coverage and results
+//!    in r60, BLEND colour in r0–r3 and coverage in r60). If the values are not already there, a
+//!    base is chosen (most values already in place, fewest registers to clear) and the values are
+//!    moved or copied there by a parallel copy placed before the instruction. A value that stays
+//!    live keeps its register and a temporary copy is read.
+//! 2. **Clobber zones.** Across a `BLEND` no value may stay in r0–r15 or r48; values living
+//!    there are moved out by the same parallel copy.
+//! 3. **Results.** Registers are chosen for the results among those not holding a value that
+//!    outlives the instruction (registers of values dying here are reused); vectors and pairs
+//!    take an even base. A hint (the register a later vector, φ or fixed operand wants) is
+//!    preferred. If no aligned range is free, values are evicted from the cheapest range.
+//! 4. **Copies** from the IR are coalesced: a `copy` of a value that dies there reuses its
+//!    register and emits nothing.
+//!
+//! At block boundaries: a block with one predecessor starts with the predecessor's final
+//! locations. A join block starts with the locations of its first visited predecessor, and its
+//! φ results get registers (preferably where an argument already is). Every edge into a join
+//! then gets a parallel copy at the end of the predecessor (critical edges were split by
+//! `prepare`, so the predecessor has no other successor) that puts each live-in value and φ
+//! argument where the join expects it; back edges get theirs when the loop body is done.
+//!
+//! The cost is linear in the number of instructions (each step looks at a constant number of
+//! registers, at most 64) plus the size of the live sets at block boundaries.
+
+use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
+use super::parcopy;
+use crate::ir::liveness::Liveness;
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
+use crate::valhall::tables::IMMEDIATES;
+use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
+
+const NONE: u8 = u8::MAX;
+const NO_VALUE: u32 = u32::MAX;
+
+/// Why assignment failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AssignError {
+    /// The register file (in this mode) is too small at some point: spill more or use 64.
+    OutOfRegisters(String),
+    /// The input breaks the contract (reported to the caller).
+    Invalid(String),
+}
+
+/// The result of assignment: one machine block per prepared IR block, in layout order.
+pub struct Assigned {
+    pub blocks: Vec<MachBlock>,
+    pub preload: u16,
+}
+
+/// A read vector (staging read or 64-bit pair) and the base chosen for it.
+#[derive(Clone, Debug)]
+struct Group {
+    values: Vec<Value>,
+}
+
+pub struct Assigner<'a> {
+    shader: &'a Shader,
+    live: &'a Liveness,
+    allowed: u64,
+    loc: Vec<u8>,
+    owner: [u32; 64],
+    hint: Vec<u8>,
+    /// Registers some not-yet-defined value would like.
+    hint_mask: u64,
+    /// Position of the last use (or the definition) of each value in the current block.
+    last_pos: Vec<u32>,
+    pos_stamp: Vec<u32>,
+    out_stamp: Vec<u32>,
+    block_stamp: u32,
+    /// Read vectors each value belongs to (group index, position).
+    groups_of: Vec<Vec<(u32, u8)>>,
+    groups: Vec<Group>,
+    group_base: Vec<u8>,
+    entry: Vec<Option<Vec<(Value, Reg)>>>,
+    exit: Vec<Option<Vec<(Value, Reg)>>>,
+    out: Vec<Vec<MachInst>>,
+    /// The block whose φ defines each value (u32::MAX: not a φ).
+    phi_of: Vec<u32>,
+    preload: u16,
+    /// Registers of temporary copies read by the current instruction.
+    temps: u64,
+}
+
+fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
+    match op {
+        Opcode::ATEST => Some((0, 60)),
+        Opcode::ZS_EMIT => Some((2, 60)),
+        Opcode::BLEND => Some((1, 60)),
+        _ => None,
+    }
+}
+
+/// The immediate-table index of a constant (first exact match).
+pub fn immediate_index(bits: u32) -> Option<u8> {
+    IMMEDIATES.iter().position(|e| e.0 == bits).map(|i| i as u8)
+}
+
+/// The machine base of a non-register operand.
+pub fn fau_base(op: Operand) -> Result<Base, AssignError> {
+    match op {
+        Operand::Const(c) => immediate_index(c)
+            .map(Base::Immediate)
+            .ok_or_else(|| AssignError::Invalid(format!("constant 0x{c:X} is not in the immediate table"))),
+        Operand::Uniform(u) => Ok(Base::Uniform(u)),
+        Operand::Special(s) => Ok(Base::Special(s)),
+        _ => Err(AssignError::Invalid("register operand where a FAU operand was expected".into())),
+    }
+}
+
+impl<'a> Assigner<'a> {
+    pub fn new(shader: &'a Shader, live: &'a Liveness, allowed: u64) -> Assigner<'a> {
+        let nv = shader.values.len();
+        let nb = shader.blocks.len();
+        let mut a = Assigner {
+            shader,
+            live,
+            allowed,
+            loc: vec![NONE; nv],
+            owner: [NO_VALUE; 64],
+            hint: vec![NONE; nv],
+            hint_mask: 0,
+            last_pos: vec![0; nv],
+            pos_stamp: vec![0; nv],
+            out_stamp: vec![0; nv],
+            block_stamp: 0,
+            groups_of: vec![Vec::new(); nv],
+            groups: Vec::new(),
+            group_base: Vec::new(),
+            entry: vec![None; nb],
+            exit: vec![None; nb],
+            out: vec![Vec::new(); nb],
+            phi_of: vec![u32::MAX; nv],
+            preload: 0,
+            temps: 0,
+        };
+        a.collect_groups();
+        a
+    }
+
+    /// Records the read vectors and fixed operands as placement hints.
+    fn collect_groups(&mut self) {
+        let s = self.shader;
+        for (bi, block) in s.blocks.iter().enumerate() {
+            for &id in &block.insts {
+                let inst = s.inst(id);
+                if inst.dead {
+                    continue;
+                }
+                match inst.kind {
+                    InstKind::Phi => {
+                        for v in s.get(inst.dests) {
+                            self.phi_of[v.index()] = bi as u32;
+                        }
+                    }
+                    InstKind::Machine => {
+                        let op = inst.mach.opcode;
+                        for k in 0..2 {
+                            if inst.staging_is_write(k) || k >= inst.mach.info().staging.len() {
+                                continue;
+                            }
+                            let vals = s.get(inst.staging[k]).to_vec();
+                            let fixed = (op == Opcode::BLEND).then_some(0u8);
+                            if vals.len() >= 2 || fixed.is_some() {
+                                self.add_group(vals, fixed);
+                            }
+                        }
+                        for src in inst.sources() {
+                            if let Operand::Pair(lo, hi) = src.operand {
+                                self.add_group(vec![lo, hi], None);
+                            }
+                        }
+                        if let Some((k, r)) = fixed_read(op)
+                            && let Operand::Value(v) = inst.srcs[k].operand
+                            && self.hint[v.index()] == NONE
+                        {
+                            self.hint[v.index()] = r;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn add_group(&mut self, values: Vec<Value>, fixed: Option<u8>) {
+        let g = self.groups.len() as u32;
+        for (i, v) in values.iter().enumerate() {
+            self.groups_of[v.index()].push((g, i as u8));
+            if let Some(base) = fixed
+                && self.hint[v.index()] == NONE
+            {
+                self.hint[v.index()] = base + i as u8;
+                self.hint_mask |= regs::bit(base + i as u8);
+            }
+        }
+        self.group_base.push(fixed.unwrap_or(NONE));
+        self.groups.push(Group { values });
+    }
+
+    fn owner_of(&self, r: Reg) -> Option<Value> {
+        let o = self.owner[r as usize];
+        (o != NO_VALUE).then_some(Value(o))
+    }
+
+    fn live_out(&self, v: Value) -> bool {
+        self.out_stamp[v.index()] == self.block_stamp
+    }
+
+    /// Whether `v` is dead after the instruction at position `pos` of the current block.
+    fn dies_at(&self, v: Value, pos: u32) -> bool {
+        !self.live_out(v) && self.pos_stamp[v.index()] == self.block_stamp && self.last_pos[v.index()] <= pos
+    }
+
+    fn set(&mut self, v: Value, r: Reg) {
+        self.loc[v.index()] = r;
+        self.owner[r as usize] = v.0;
+    }
+
+    fn clear(&mut self, v: Value) {
+        let r = self.loc[v.index()];
+        if r != NONE && self.owner[r as usize] == v.0 {
+            self.owner[r as usize] = NO_VALUE;
+        }
+        self.loc[v.index()] = NONE;
+    }
+
+    fn owned_mask(&self) -> u64 {
+        let mut m = 0;
+        for r in 0..64 {
+            if self.owner[r] != NO_VALUE {
+                m |= 1u64 << r;
+            }
+        }
+        m
+    }
+
+    /// Registers holding values that are still needed after position `pos`.
+    fn through_mask(&self, pos: u32) -> u64 {
+        let mut m = 0;
+        for r in 0..64 {
+            let o = self.owner[r];
+            if o != NO_VALUE && !self.dies_at(Value(o), pos) {
+                m |= 1u64 << r;
+            }
+        }
+        m
+    }
+
+    /// Lowest free register of `avail`, preferring those nobody hinted.
+    fn lowest(&self, avail: u64) -> Option<Reg> {
+        let unhinted = avail & !self.hint_mask;
+        let pick = if unhinted != 0 { unhinted } else { avail };
+        (pick != 0).then(|| pick.trailing_zeros() as Reg)
+    }
+
+    /// A register for a new definition of `v` from `avail`, following hints.
+    fn pick_single(&self, v: Value, avail: u64) -> Option<Reg> {
+        let h = self.hint[v.index()];
+        if h != NONE && avail & regs::bit(h) != 0 {
+            return Some(h);
+        }
+        // First member of an undecided read vector: find a free aligned range for the vector.
+        for &(g, i) in &self.groups_of[v.index()] {
+            if self.group_base[g as usize] != NONE {
+                let want = self.group_base[g as usize].wrapping_add(i);
+                if want < 64 && avail & regs::bit(want) != 0 {
+                    return Some(want);
+                }
+                continue;
+            }
+            let n = self.groups[g as usize].values.len() as u8;
+            let owned = self.owned_mask();
+            let mut base = 0u8;
+            while base + n <= 64 {
+                let me = regs::bit(base + i);
+                if let Some(range) = regs::range(base, n)
+                    && range & self.allowed == range
+                    && avail & me != 0
+                    && (range & !me) & (owned | self.hint_mask) == 0
+                {
+                    return Some(base + i);
+                }
+                base += 2;
+            }
+        }
+        self.lowest(avail)
+    }
+
+    /// Lowest even base of `n` registers inside `avail`.
+    fn pick_range(&self, n: u8, avail: u64) -> Option<Reg> {
+        let mut fallback = None;
+        let mut base = 0u8;
+        while base + n <= 64 {
+            if let Some(range) = regs::range(base, n)
+                && range & avail == range
+            {
+                if range & self.hint_mask == 0 {
+                    return Some(base);
+                }
+                fallback.get_or_insert(base);
+            }
+            base += 2;
+        }
+        fallback
+    }
+
+    /// Called when `v` gets register `r`: fixes the base of its read vectors and hints the
+    /// other members.
+    fn note_def(&mut self, v: Value, r: Reg) {
+        self.hint_mask &= !regs::bit(r);
+        for k in 0..self.groups_of[v.index()].len() {
+            let (g, i) = self.groups_of[v.index()][k];
+            let g = g as usize;
+            if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
+                continue;
+            }
+            let base = r - i;
+            let n = self.groups[g].values.len() as u8;
+            if regs::range(base, n).is_none_or(|m| m & self.allowed != m) {
+                continue;
+            }
+            self.group_base[g] = base;
+            for j in 0..self.groups[g].values.len() {
+                let w = self.groups[g].values[j];
+                if self.hint[w.index()] == NONE && self.loc[w.index()] == NONE {
+                    self.hint[w.index()] = base + j as u8;
+                    self.hint_mask |= regs::bit(base + j as u8);
+                }
+            }
+        }
+    }
+
+    /// Runs the assignment over the prepared shader.
+    pub fn run(mut self, layout: &[Block]) -> Result<Assigned, AssignError> {
+        let s = self.shader;
+        let dom = crate::ir::dom::DomTree::compute(s);
+        for &b in &dom.rpo {
+            self.process_block(b)?;
+        }
+        let mut blocks = Vec::with_capacity(layout.len());
+        let mut pos_of = vec![usize::MAX; s.blocks.len()];
+        for (i, b) in layout.iter().enumerate() {
+            pos_of[b.index()] = i;
+        }
+        for &b in layout {
+            let term = match s.block(b).term {
+                Terminator::Jump(t) => MachTerm::Jump(pos_of[t.index()]),
+                Terminator::Branch { cond, if_zero, taken, fallthrough } => {
+                    let cond = self.exit[b.index()]
+                        .as_ref()
+                        .and_then(|e| e.iter().find(|(v, _)| *v == cond).map(|(_, r)| *r))
+                        .ok_or_else(|| AssignError::Invalid(format!("branch condition of {b} has no register")))?;
+                    MachTerm::Branch {
+                        cond,
+                        if_zero,
+                        taken: pos_of[taken.index()],
+                        fallthrough: pos_of[fallthrough.index()],
+                    }
+                }
+                Terminator::End => MachTerm::End,
+            };
+            let mut mb = MachBlock::new(term);
+            mb.insts = std::mem::take(&mut self.out[b.index()]);
+            mb.live_in = self.entry[b.index()].clone().unwrap_or_default();
+            mb.ir_block = Some(b.0);
+            blocks.push(mb);
+        }
+        Ok(Assigned { blocks, preload: self.preload })
+    }
+
+    fn process_block(&mut self, b: Block) -> Result<(), AssignError> {
+        let s = self.shader;
+        self.block_stamp += 1;
+        let stamp = self.block_stamp;
+        for &v in &self.live.live_out[b.index()] {
+            self.out_stamp[v.index()] = stamp;
+        }
+        let insts: Vec<InstId> = s.block_insts(b).collect();
+        for (pos, &id) in insts.iter().enumerate() {
+            let inst = s.inst(id);
+            let mut mark = |v: Value| {
+                self.pos_stamp[v.index()] = stamp;
+                self.last_pos[v.index()] = pos as u32;
+            };
+            if inst.kind != InstKind::Phi {
+                s.for_each_use(inst, &mut mark);
+            }
+            s.for_each_def(inst, &mut mark);
+        }
+        // Entry state.
+        self.owner = [NO_VALUE; 64];
+        let preds: Vec<Block> = s.block(b).preds.clone();
+        let processed: Vec<Block> = preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
+        let mut entry: Vec<(Value, Reg)> = Vec::new();
+        if let Some(&first) = processed.first() {
+            let exit = self.exit[first.index()].clone().unwrap_or_default();
+            for (v, r) in exit {
+                if self.live.is_live_in(b, v) {
+                    entry.push((v, r));
+                }
+            }
+        }
+        for &(v, r) in &entry {
+            self.set(v, r);
+        }
+        // φ results.
+        let phis: Vec<InstId> = insts.iter().copied().filter(|&i| s.inst(i).kind == InstKind::Phi).collect();
+        for &id in &phis {
+            let inst = s.inst(id);
+            let d = s.get(inst.dests)[0];
+            let args = s.get(inst.args);
+            let avail = self.allowed & !self.owned_mask();
+            let mut choice = None;
+            for (k, p) in preds.iter().enumerate() {
+                if let Some(exit) = &self.exit[p.index()]
+                    && let Some(&(_, r)) = exit.iter().find(|(v, _)| *v == args[k])
+                    && avail & regs::bit(r) != 0
+                {
+                    choice = Some(r);
+                    break;
+                }
+            }
+            let r = match choice {
+                Some(r) => r,
+                None => self
+                    .pick_single(d, avail)
+                    .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for the φ {d} in {b}")))?,
+            };
+            self.set(d, r);
+            self.note_def(d, r);
+            entry.push((d, r));
+            for &a in args {
+                if self.loc[a.index()] == NONE && self.hint[a.index()] == NONE {
+                    self.hint[a.index()] = r;
+                }
+            }
+        }
+        self.entry[b.index()] = Some(entry);
+        for &p in processed.iter().filter(|_| preds.len() > 1) {
+            self.edge_copies(p, b)?;
+        }
+        // Instructions.
+        let mut out = Vec::new();
+        for (pos, &id) in insts.iter().enumerate() {
+            if s.inst(id).kind == InstKind::Phi {
+                continue;
+            }
+            self.process_inst(b, pos as u32, id, &mut out)?;
+        }
+        self.out[b.index()] = out;
+        // Exit state.
+        let mut exit = Vec::new();
+        for &v in &self.live.live_out[b.index()] {
+            let r = self.loc[v.index()];
+            if r == NONE {
+                return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
+            }
+            exit.push((v, r));
+        }
+        self.exit[b.index()] = Some(exit);
+        let succs: Vec<Block> = s.succs(b).collect();
+        for succ in succs {
+            if self.entry[succ.index()].is_some() {
+                self.edge_copies(b, succ)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The parallel copy on the edge `p → s` (appended to `p`, which has no other successor).
+    fn edge_copies(&mut self, p: Block, s_block: Block) -> Result<(), AssignError> {
+        let s = self.shader;
+        let exit = self.exit[p.index()].clone().unwrap_or_default();
+        let entry = self.entry[s_block.index()].clone().unwrap_or_default();
+        let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
+        let mut copies = Vec::new();
+        let mut used = 0u64;
+        for &(_, r) in &exit {
+            used |= regs::bit(r);
+        }
+        for &(v, r) in &entry {
+            used |= regs::bit(r);
+            let src_value = if self.phi_of[v.index()] == s_block.0 {
+                let def =
+                    s.values[v.index()].def.ok_or_else(|| AssignError::Invalid(format!("{v} has no definition")))?;
+                let args = s.get(s.inst(def).args);
+                match pred_index.and_then(|k| args.get(k)) {
+                    Some(a) => *a,
+                    None => continue,
+                }
+            } else {
+                v
+            };
+            let src = exit
+                .iter()
+                .find(|(w, _)| *w == src_value)
+                .map(|(_, r)| *r)
+                .ok_or_else(|| AssignError::Invalid(format!("{src_value} is not available at the end of {p}")))?;
+            if src != r {
+                copies.push((r, src));
+            }
+        }
+        if copies.is_empty() {
+            return Ok(());
+        }
+        if s.succs(p).count() > 1 {
+            return Err(AssignError::Invalid(format!("regalloc: copies needed on the critical edge {p} → {s_block}")));
+        }
+        let free = self.allowed & !used;
+        let temp = (free != 0).then(|| free.trailing_zeros() as Reg);
+        parcopy::emit(&copies, temp, &mut self.out[p.index()]);
+        Ok(())
+    }
+
+    fn process_inst(&mut self, b: Block, pos: u32, id: InstId, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+        let s = self.shader;
+        let inst = *s.inst(id);
+        match inst.kind {
+            InstKind::Phi => Ok(()),
+            InstKind::Preload(r) => {
+                let d = s.get(inst.dests)[0];
+                if self.owner[r as usize] != NO_VALUE {
+                    return Err(AssignError::Invalid(format!("preload r{r} after r{r} was written")));
+                }
+                if self.allowed & regs::bit(r) == 0 {
+                    return Err(AssignError::OutOfRegisters(format!("preload r{r} outside the register set")));
+                }
+                if self.dies_at(d, pos) {
+                    return Ok(());
+                }
+                self.set(d, r);
+                self.note_def(d, r);
+                if r >= 48 {
+                    self.preload |= 1 << (r - 48);
+                }
+                Ok(())
+            }
+            InstKind::Undef => {
+                let d = s.get(inst.dests)[0];
+                if self.dies_at(d, pos) {
+                    return Ok(());
+                }
+                let avail = self.allowed & !self.owned_mask();
+                let r = self
+                    .pick_single(d, avail)
+                    .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
+                self.set(d, r);
+                self.note_def(d, r);
+                Ok(())
+            }
+            InstKind::Copy => self.process_copy(b, pos, id, &inst, out),
+            InstKind::ParallelCopy => self.process_pcopy(b, pos, &inst, out),
+            InstKind::Machine => self.process_machine(b, pos, id, &inst, out),
+        }
+    }
+
+    fn process_copy(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
+        let s = self.shader;
+        let d = s.get(inst.dests)[0];
+        let operand = inst.srcs[0].operand;
+        if let Operand::Value(v) = operand {
+            let l = self.loc[v.index()];
+            if l == NONE {
+                return Err(AssignError::Invalid(format!("{v} is used before it has a register")));
+            }
+            if self.dies_at(v, pos) {
+                // Coalesced: the copy takes over the register.
+                self.clear(v);
+                if self.dies_at(d, pos) {
+                    return Ok(());
+                }
+                self.set(d, l);
+                self.note_def(d, l);
+                return Ok(());
+            }
+        }
+        if self.dies_at(d, pos) {
+            // An unused constant: nothing to materialise. A copy of a live value: nothing either.
+            return Ok(());
+        }
+        let through = self.through_mask(pos);
+        let avail = self.allowed & !through;
+        let r = self
+            .pick_single(d, avail)
+            .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
+        let mut instr = match operand {
+            Operand::Value(v) => parcopy::mov(r, self.loc[v.index()]),
+            Operand::Const(c) => match immediate_index(c) {
+                Some(i) => {
+                    let mut m = Instr::new(Opcode::MOV_I32);
+                    m.srcs[0].base = Base::Immediate(i);
+                    m
+                }
+                None => {
+                    let mut m = Instr::new(Opcode::IADD_IMM_I32);
+                    m.srcs[0].base = Base::Immediate(0);
+                    m.set_imm("constant", i64::from(c)).map_err(|e| AssignError::Invalid(e.to_string()))?;
+                    m
+                }
+            },
+            Operand::Uniform(_) | Operand::Special(_) => {
+                let mut m = Instr::new(Opcode::MOV_I32);
+                m.srcs[0].base = fau_base(operand)?;
+                m
+            }
+            Operand::Pair(..) | Operand::None => {
+                return Err(AssignError::Invalid("copy of a 64-bit or empty operand".into()));
+            }
+        };
+        instr.dest = Dest::full(r);
+        out.push(MachInst::new(instr, Origin::Ir(id)));
+        self.free_dying(inst, pos);
+        self.set(d, r);
+        self.note_def(d, r);
+        Ok(())
+    }
+
+    fn free_dying(&mut self, inst: &Inst, pos: u32) {
+        let s = self.shader;
+        let mut dying = Vec::new();
+        s.for_each_use(inst, |v| {
+            if self.dies_at(v, pos) {
+                dying.push(v);
+            }
+        });
+        for v in dying {
+            self.clear(v);
+        }
+    }
+
+    fn process_pcopy(&mut self, b: Block, pos: u32, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+        let s = self.shader;
+        let dests = s.get(inst.dests).to_vec();
+        let args = s.get(inst.args).to_vec();
+        let through = self.through_mask(pos);
+        let mut taken = 0u64;
+        let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
+        let mut moves = Vec::new();
+        for (i, (&d, &a)) in dests.iter().zip(&args).enumerate() {
+            let l = self.loc[a.index()];
+            if l == NONE {
+                return Err(AssignError::Invalid(format!("{a} is used before it has a register")));
+            }
+            let single = args.iter().filter(|&&x| x == a).count() == 1;
+            if self.dies_at(a, pos) && single && taken & regs::bit(l) == 0 {
+                taken |= regs::bit(l);
+                plan.push((d, l, None));
+            } else {
+                plan.push((d, NONE, Some(l)));
+            }
+            let _ = i;
+        }
+        for entry in plan.iter_mut() {
+            if entry.1 != NONE {
+                continue;
+            }
+            let d = entry.0;
+            let avail = self.allowed & !through & !taken;
+            let r = self
+                .pick_single(d, avail)
+                .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
+            taken |= regs::bit(r);
+            entry.1 = r;
+            if let Some(src) = entry.2 {
+                moves.push((r, src));
+            }
+        }
+        let busy = self.owned_mask() | taken;
+        let free = self.allowed & !busy & !moves.iter().fold(0u64, |m, &(d, s)| m | regs::bit(d) | regs::bit(s));
+        parcopy::emit(&moves, (free != 0).then(|| free.trailing_zeros() as Reg), out);
+        self.free_dying(inst, pos);
+        for (d, r, _) in plan {
+            if self.dies_at(d, pos) {
+                continue;
+            }
+            self.set(d, r);
+            self.note_def(d, r);
+        }
+        Ok(())
+    }
+
+    fn process_machine(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
+        let s = self.shader;
+        let info = inst.mach.info();
+        let op = inst.mach.opcode;
+        let err_regs = |what: &str| AssignError::OutOfRegisters(format!("{what} of {} in {b}", info.name));
+        // Uses of each value in this instruction (to tell moves from copies).
+        let mut uses: Vec<Value> = Vec::new();
+        s.for_each_use(inst, |v| uses.push(v));
+        for &v in &uses {
+            if self.loc[v.index()] == NONE {
+                return Err(AssignError::Invalid(format!(
+                    "{v} is read by {} in {b} before it has a register",
+                    info.name
+                )));
+            }
+        }
+        let count = |v: Value| uses.iter().filter(|&&w| w == v).count();
+        let zone = if op == Opcode::BLEND { regs::BLEND_CLOBBER } else { 0 };
+        // Read vectors and fixed reads → targets (value, register).
+        let mut targets: Vec<(Value, Reg)> = Vec::new();
+        let mut target_mask = 0u64;
+        // Where each read vector ends up: (staging index or source index + 2, base).
+        let mut group_at: Vec<(usize, Reg)> = Vec::new();
+        let mut vectors: Vec<(usize, Vec<Value>, Option<u8>)> = Vec::new();
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write {
+                continue;
+            }
+            let vals = s.get(inst.staging[k]).to_vec();
+            let fixed = (op == Opcode::BLEND).then_some(0u8);
+            if vals.len() >= 2 || fixed.is_some() {
+                vectors.push((k, vals, fixed));
+            }
+        }
+        for (k, src) in inst.sources().iter().enumerate() {
+            if let Operand::Pair(lo, hi) = src.operand {
+                vectors.push((k + 2, vec![lo, hi], None));
+            }
+        }
+        let fixed_def: Option<Reg> = matches!(op, Opcode::ATEST | Opcode::ZS_EMIT).then_some(60);
+        let mut reserved = zone | fixed_def.map_or(0, regs::bit);
+        if let Some((k, r)) = fixed_read(op)
+            && let Operand::Value(_) = inst.srcs[k].operand
+        {
+            reserved |= regs::bit(r);
+        }
+        let through = self.through_mask(pos);
+        for (slot, vals, fixed) in &vectors {
+            let n = vals.len() as u8;
+            let l0 = self.loc[vals[0].index()];
+            let in_place = fixed.is_none_or(|f| f == l0)
+                && l0 % 2 == 0
+                && vals.iter().enumerate().all(|(i, v)| self.loc[v.index()] == l0.wrapping_add(i as u8))
+                && regs::range(l0, n).is_some_and(|m| m & target_mask == 0);
+            let base = if in_place {
+                l0
+            } else if let Some(f) = *fixed {
+                f
+            } else {
+                let mut best: Option<(i32, u8)> = None;
+                let mut base = 0u8;
+                while base + n <= 64 {
+                    let Some(range) = regs::range(base, n) else { break };
+                    if range & self.allowed == range && range & (target_mask | reserved) == 0 {
+                        let mut score = 0i32;
+                        for i in 0..n {
+                            let r = base + i;
+                            if self.loc[vals[i as usize].index()] == r {
+                                score += 4;
+                            } else if let Some(w) = self.owner_of(r) {
+                                score -= if through & regs::bit(r) != 0 { 2 } else { 1 };
+                                let _ = w;
+                            }
+                        }
+                        if best.is_none_or(|(s, _)| score > s) {
+                            best = Some((score, base));
+                        }
+                    }
+                    base += 2;
+                }
+                best.ok_or_else(|| err_regs("no room for a staging vector"))?.1
+            };
+            for (i, &v) in vals.iter().enumerate() {
+                let r = base + i as u8;
+                if self.loc[v.index()] != r || in_place && fixed.is_some() {
+                    targets.push((v, r));
+                }
+            }
+            let range = regs::range(base, n).ok_or_else(|| err_regs("staging vector past r63"))?;
+            target_mask |= range;
+            group_at.push((*slot, base));
+        }
+        let mut fixed_src: Option<(usize, Reg)> = None;
+        if let Some((k, r)) = fixed_read(op)
+            && let Operand::Value(v) = inst.srcs[k].operand
+        {
+            if target_mask & regs::bit(r) != 0 {
+                return Err(AssignError::Invalid(format!("{}: fixed operand r{r} overlaps a vector", info.name)));
+            }
+            if self.loc[v.index()] != r {
+                targets.push((v, r));
+            }
+            target_mask |= regs::bit(r);
+            fixed_src = Some((k, r));
+        }
+        // Values that move into their target (they die here and are read once).
+        let movers: Vec<Value> = targets
+            .iter()
+            .filter(|(v, r)| self.loc[v.index()] != *r && self.dies_at(*v, pos) && count(*v) == 1)
+            .map(|(v, _)| *v)
+            .collect();
+        // Definitions.
+        let mut def_lists: Vec<(bool, usize, Vec<Value>)> = Vec::new(); // (is staging, index, values)
+        let dests = s.get(inst.dests).to_vec();
+        if !dests.is_empty() {
+            def_lists.push((false, 0, dests));
+        }
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write {
+                def_lists.push((true, k, s.get(inst.staging[k]).to_vec()));
+            }
+        }
+        let mut def_mask = 0u64;
+        let mut def_base: Vec<Reg> = Vec::new();
+        let mut evict_for_defs = 0u64;
+        for (_, _, vals) in &def_lists {
+            let n = vals.len() as u8;
+            if n == 0 {
+                def_base.push(0);
+                continue;
+            }
+            let avail = self.allowed & !through & !zone & !def_mask;
+            let base = if let Some(f) = fixed_def {
+                f
+            } else if n == 1 {
+                match self.pick_single(vals[0], avail) {
+                    Some(r) => r,
+                    None => self
+                        .evict_range(1, zone | def_mask, through)
+                        .ok_or_else(|| err_regs("no register for a result"))?,
+                }
+            } else {
+                // Prefer the hinted base of the first value when the range is free.
+                let h = self.hint[vals[0].index()];
+                let hinted = (h != NONE && h % 2 == 0)
+                    .then(|| regs::range(h, n))
+                    .flatten()
+                    .filter(|m| m & avail == *m)
+                    .map(|_| h);
+                match hinted.or_else(|| self.pick_range(n, avail)) {
+                    Some(r) => r,
+                    None => self
+                        .evict_range(n, zone | def_mask, through)
+                        .ok_or_else(|| err_regs("no room for a result vector"))?,
+                }
+            };
+            let range = regs::range(base, n).ok_or_else(|| err_regs("result vector past r63"))?;
+            evict_for_defs |= range & through;
+            def_mask |= range;
+            def_base.push(base);
+        }
+        // Values to relocate: occupants of target registers (unless moving there themselves),
+        // values outliving the instruction inside the clobber zone or the result registers.
+        let mut evict: Vec<Value> = Vec::new();
+        let push_evict = |v: Value, evict: &mut Vec<Value>| {
+            if !evict.contains(&v) {
+                evict.push(v);
+            }
+        };
+        for &(v, r) in &targets {
+            if let Some(w) = self.owner_of(r)
+                && w != v
+                && !movers.contains(&w)
+            {
+                push_evict(w, &mut evict);
+            }
+        }
+        for r in 0..64u8 {
+            if (zone | evict_for_defs | fixed_def.map_or(0, regs::bit)) & regs::bit(r) != 0
+                && through & regs::bit(r) != 0
+                && let Some(w) = self.owner_of(r)
+            {
+                push_evict(w, &mut evict);
+            }
+        }
+        // Build the parallel copy.
+        let mut copies: Vec<(Reg, Reg)> = Vec::new();
+        let mut new_loc: Vec<(Value, Reg)> = Vec::new();
+        let mut temps = 0u64;
+        for &(v, r) in &targets {
+            let l = self.loc[v.index()];
+            if l == r {
+                temps |= regs::bit(r);
+                continue;
+            }
+            copies.push((r, l));
+            if movers.contains(&v) {
+                new_loc.push((v, r));
+            } else {
+                temps |= regs::bit(r);
+            }
+        }
+        let mut chosen = 0u64;
+        let owned = self.owned_mask();
+        for &w in &evict {
+            let l = self.loc[w.index()];
+            let avail = self.allowed & !owned & !target_mask & !zone & !def_mask & !chosen;
+            let r = self.pick_single(w, avail).ok_or_else(|| err_regs("no register to move a live value to"))?;
+            chosen |= regs::bit(r);
+            copies.push((r, l));
+            new_loc.push((w, r));
+        }
+        if !copies.is_empty() {
+            let mut busy = owned | chosen | target_mask;
+            for &(d, s) in &copies {
+                busy |= regs::bit(d) | regs::bit(s);
+            }
+            let free = self.allowed & !busy;
+            parcopy::emit(&copies, (free != 0).then(|| free.trailing_zeros() as Reg), out);
+        }
+        for &(v, _) in &new_loc {
+            self.clear(v);
+        }
+        for &(v, r) in &new_loc {
+            self.set(v, r);
+        }
+        self.temps = temps;
+        // The machine instruction.
+        let mut m = inst.mach;
+        for (k, src) in inst.sources().iter().enumerate() {
+            let base = match src.operand {
+                Operand::Value(v) => match fixed_src {
+                    Some((fk, r)) if fk == k => Base::Register(r),
+                    _ => Base::Register(self.loc[v.index()]),
+                },
+                Operand::Pair(..) => {
+                    let base = group_at.iter().find(|(slot, _)| *slot == k + 2).map(|g| g.1).unwrap_or(0);
+                    Base::Register(base)
+                }
+                Operand::None => return Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))),
+                other => fau_base(other)?,
+            };
+            m.srcs[k] = src.to_machine(base);
+        }
+        for (k, st) in info.staging.iter().enumerate() {
+            let n = inst.staging[k].len() as u8;
+            if st.write {
+                continue;
+            }
+            let base = if let Some(g) = group_at.iter().find(|(slot, _)| *slot == k) {
+                g.1
+            } else if n == 1 {
+                self.loc[s.get(inst.staging[k])[0].index()]
+            } else {
+                0
+            };
+            m.staging[k] = Staging::new(base, n);
+        }
+        for (i, (is_staging, k, vals)) in def_lists.iter().enumerate() {
+            if *is_staging {
+                m.staging[*k] = Staging::new(if vals.is_empty() { 0 } else { def_base[i] }, vals.len() as u8);
+            } else {
+                m.dest = Dest::full(def_base[i]);
+            }
+        }
+        out.push(MachInst::new(m, Origin::Ir(id)));
+        if op == Opcode::BLEND {
+            self.blend_call(&m, out);
+        }
+        // After the instruction.
+        self.free_dying(inst, pos);
+        self.temps = 0;
+        for (i, (_, _, vals)) in def_lists.iter().enumerate() {
+            for (j, &v) in vals.iter().enumerate() {
+                let r = def_base[i] + j as u8;
+                if self.dies_at(v, pos) {
+                    continue;
+                }
+                self.set(v, r);
+                self.note_def(v, r);
+            }
+        }
+        Ok(())
+    }
+
+    /// A range of `n` registers (even base when n ≥ 2) outside `forbid`, evicting as few values
+    /// outliving the instruction as possible (they are relocated by the caller).
+    fn evict_range(&self, n: u8, forbid: u64, through: u64) -> Option<Reg> {
+        let free_elsewhere = (self.allowed & !self.owned_mask()).count_ones();
+        let mut best: Option<(u32, Reg)> = None;
+        let step = if n >= 2 { 2 } else { 1 };
+        let mut base = 0u8;
+        while base + n <= 64 {
+            if let Some(range) = regs::range(base, n)
+                && range & self.allowed == range
+                && range & forbid == 0
+            {
+                let cost = (range & through).count_ones();
+                if cost <= free_elsewhere && best.is_none_or(|(c, _)| cost < c) {
+                    best = Some((cost, base));
+                }
+            }
+            base += step;
+        }
+        best.map(|(_, b)| b)
+    }
+
+    /// The blend-shader call pair after a BLEND (the return address is fixed up at layout for
+    /// the last BLEND).
+    fn blend_call(&self, blend: &Instr, out: &mut Vec<MachInst>) {
+        let mut link = Instr::new(Opcode::IADD_IMM_I32);
+        link.dest = Dest::full(48);
+        link.srcs[0].base = Base::Special(Special::named("program_counter", false).unwrap_or(Special {
+            page: 3,
+            entry: 0,
+            high: false,
+        }));
+        let _ = link.set_imm("constant", 8);
+        out.push(MachInst::new(link, Origin::BlendCall));
+        let mut call = Instr::new(Opcode::BRANCHZI);
+        call.srcs[0].base = Base::Immediate(0);
+        let mut desc = match blend.srcs[0].base {
+            Base::Special(sp) => sp,
+            _ => Special { page: 0, entry: 0, high: false },
+        };
+        desc.high = true;
+        call.srcs[1].base = Base::Special(desc);
+        let _ = call.set_flag("eq", true);
+        let _ = call.set_flag("absolute", true);
+        out.push(MachInst::new(call, Origin::BlendCall));
+    }
+}

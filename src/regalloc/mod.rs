@@ -1,0 +1,189 @@
+//! Register allocation: SSA IR (after legalisation) → [`MachShader`] on physical registers.
+//!
+//! ```text
+//!  ir::Shader ─prepare─► ir (preloads first, critical edges split)
+//!     ─spill (if the demand exceeds the register file)─► ir + TLS spill code
+//!     ─assign (SSA order, live-range splits at constraints, φ copies on edges)─► MachShader
+//!     ─check (symbolic: every read sees its value)─► remove empty edge blocks ─► MachShader
+//! ```
+//!
+//! The 32-register mode (r0–r15 ∪ r48–r63, two threads per core) is tried first; when the
+//! program does not fit without spilling, it is allocated on all 64 registers, spilling only if
+//! even that is too small. See `docs/backend.md` for the algorithm and its invariants.
+
+pub mod assign;
+pub mod check;
+pub mod mach;
+pub mod parcopy;
+pub mod prepare;
+pub mod spill;
+
+pub use mach::{MachBlock, MachInst, MachShader, MachTerm, Origin, Reg};
+
+use crate::ir::Shader;
+use crate::ir::liveness::Liveness;
+use assign::{AssignError, Assigner};
+use mach::regs;
+
+/// Register-allocation options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Try the 32-register mode first (default true).
+    pub allow_32: bool,
+    /// Bytes of thread-local storage the program already uses (scratch arrays); spill slots go
+    /// after them.
+    pub tls_base: u32,
+    /// Run the checker (always on in tests and debug builds).
+    pub check: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { allow_32: true, tls_base: 0, check: cfg!(debug_assertions) }
+    }
+}
+
+/// Why allocation failed (the input breaks the contract, or it cannot be allocated at all).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("register allocation: {0}")]
+    Invalid(String),
+    #[error("register allocation: out of registers even with spilling: {0}")]
+    OutOfRegisters(String),
+}
+
+/// The allocation and the IR it was made for (the prepared and spilled copy of the input).
+pub struct Allocation {
+    pub mach: MachShader,
+    pub shader: Shader,
+    pub spill: spill::SpillInfo,
+}
+
+/// Allocates registers for a verified, legalised shader.
+pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> {
+    let prepared = prepare::prepare(input);
+    let demand = spill::max_demand(&prepared.shader);
+    let mut last_error = String::new();
+    if options.allow_32 && demand <= 32 {
+        match try_assign(&prepared, prepared.shader.clone(), regs::SPLIT32, spill::SpillInfo::default(), options) {
+            Ok(a) => return Ok(a),
+            Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
+            Err(AssignError::OutOfRegisters(e)) => last_error = e,
+        }
+    }
+    let aligned_base = options.tls_base.div_ceil(16) * 16;
+    let mut budget = 64u32;
+    while budget >= 24 {
+        let mut shader = prepared.shader.clone();
+        let mut info = spill::SpillInfo { tls_end: aligned_base, ..Default::default() };
+        if demand > budget || budget < 64 {
+            spill::spill(&mut shader, budget, &mut info).map_err(Error::OutOfRegisters)?;
+        }
+        match try_assign(&prepared, shader, regs::ALL, info, options) {
+            Ok(a) => return Ok(a),
+            Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
+            Err(AssignError::OutOfRegisters(e)) => last_error = e,
+        }
+        budget -= 4;
+    }
+    Err(Error::OutOfRegisters(last_error))
+}
+
+fn try_assign(
+    prepared: &prepare::Prepared,
+    shader: Shader,
+    allowed: u64,
+    spill: spill::SpillInfo,
+    options: &Options,
+) -> Result<Allocation, AssignError> {
+    let live = Liveness::compute(&shader);
+    let assigned = Assigner::new(&shader, &live, allowed).run(&prepared.layout)?;
+    let dom = crate::ir::dom::DomTree::compute(&shader);
+    let depths = crate::ir::dom::loop_depths(&shader, &dom);
+    let loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
+    let mut blocks = assigned.blocks;
+    for b in &mut blocks {
+        if let Some(ir) = b.ir_block {
+            b.loop_depth = depths[ir as usize];
+        }
+    }
+    let used = blocks.iter().flat_map(|b| b.insts.iter()).fold(0u64, |m, i| m | check::registers_touched(&i.instr));
+    let work_registers = if used & !regs::SPLIT32 == 0 && allowed == regs::SPLIT32 { 32 } else { 64 };
+    let tls_size = if spill.slot_of.is_empty() { 0 } else { spill.tls_end.div_ceil(16) * 16 };
+    let mut mach = MachShader {
+        stage: shader.stage,
+        blocks,
+        work_registers,
+        preload: assigned.preload,
+        spills: spill.spills,
+        fills: spill.fills,
+        tls_size,
+        loops,
+        laid_out: false,
+    };
+    mach.recompute_preds();
+    if options.check || cfg!(test) {
+        if let Err(errors) = check::check(&shader, &mach, &spill, allowed) {
+            panic!(
+                "regalloc: the checker rejected the allocation:\n  {}\n{}\n{}",
+                errors.join("\n  "),
+                crate::ir::text::print(&shader),
+                mach.print()
+            );
+        }
+    }
+    remove_empty_edge_blocks(&mut mach, &prepared.split);
+    Ok(Allocation { mach, shader, spill })
+}
+
+/// Drops blocks made by edge splitting that received no copies: their predecessor branches
+/// straight to their successor.
+fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
+    let n = mach.blocks.len();
+    let mut redirect: Vec<usize> = (0..n).collect();
+    let mut keep = vec![true; n];
+    for (i, b) in mach.blocks.iter().enumerate() {
+        let is_split = b.ir_block.is_some_and(|ir| split.get(ir as usize).copied().unwrap_or(false));
+        if is_split
+            && b.insts.is_empty()
+            && let MachTerm::Jump(t) = b.term
+        {
+            redirect[i] = t;
+            keep[i] = false;
+        }
+    }
+    // Chains cannot occur (a split block jumps to an original block), but resolve anyway.
+    for i in 0..n {
+        let mut t = redirect[i];
+        let mut guard = 0;
+        while redirect[t] != t && guard < n {
+            t = redirect[t];
+            guard += 1;
+        }
+        redirect[i] = t;
+    }
+    let mut new_index = vec![usize::MAX; n];
+    let mut next = 0;
+    for i in 0..n {
+        if keep[i] {
+            new_index[i] = next;
+            next += 1;
+        }
+    }
+    let map = |t: usize| new_index[redirect[t]];
+    let old = std::mem::take(&mut mach.blocks);
+    for (i, mut b) in old.into_iter().enumerate() {
+        if !keep[i] {
+            continue;
+        }
+        b.term = match b.term {
+            MachTerm::Jump(t) => MachTerm::Jump(map(t)),
+            MachTerm::Branch { cond, if_zero, taken, fallthrough } => {
+                MachTerm::Branch { cond, if_zero, taken: map(taken), fallthrough: map(fallthrough) }
+            }
+            MachTerm::End => MachTerm::End,
+        };
+        mach.blocks.push(b);
+    }
+    mach.recompute_preds();
+}

@@ -1,0 +1,154 @@
+//! Preparation of the IR for assignment (on a private copy of the shader):
+//!
+//! 1. unreachable blocks are dropped from the layout and from predecessor lists (with their φ
+//!    arguments);
+//! 2. `preload` instructions move to the top of the entry block (the hardware fills the
+//!    registers before the first instruction), and a second preload of the same register
+//!    becomes a use of the first;
+//! 3. critical edges (from a block with two successors to a block with two or more
+//!    predecessors) are split, so that every edge that may need copies (φ resolution, moved
+//!    live ranges) has a block of its own to hold them. A new block for a fall-through edge is
+//!    placed right after its source; one for a taken edge right before its target, as Mesa lays
+//!    out `if`/`else`. Blocks that end up empty are removed again after assignment.
+//!
+//! Linear in the size of the shader.
+
+use crate::ir::dom::DomTree;
+use crate::ir::{Block, InstKind, Operand, Shader, Terminator, Value};
+
+/// The prepared shader and its layout.
+pub struct Prepared {
+    pub shader: Shader,
+    /// Reachable blocks in layout order, new blocks included.
+    pub layout: Vec<Block>,
+    /// Blocks made by edge splitting (indexed by IR block).
+    pub split: Vec<bool>,
+}
+
+pub fn prepare(input: &Shader) -> Prepared {
+    let mut shader = input.clone();
+    let dom = DomTree::compute(&shader);
+    let n = shader.blocks.len();
+    // 1. Unreachable predecessors.
+    for b in 0..n {
+        if !dom.is_reachable(Block(b as u32)) {
+            continue;
+        }
+        let preds = shader.blocks[b].preds.clone();
+        let keep: Vec<bool> = preds.iter().map(|p| dom.is_reachable(*p)).collect();
+        if keep.iter().all(|&k| k) {
+            continue;
+        }
+        let ids: Vec<_> = shader.blocks[b].insts.clone();
+        for id in ids {
+            let inst = *shader.inst(id);
+            if inst.kind != InstKind::Phi || inst.dead {
+                continue;
+            }
+            let args: Vec<Value> =
+                shader.get(inst.args).iter().zip(&keep).filter(|(_, k)| **k).map(|(v, _)| *v).collect();
+            let list = shader.list(&args);
+            shader.inst_mut(id).args = list;
+        }
+        shader.blocks[b].preds = preds.into_iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| p).collect();
+    }
+    // 2. Preloads first; one value per register.
+    let mut first_of: [Option<Value>; 64] = [None; 64];
+    let mut renames: Vec<(Value, Value)> = Vec::new();
+    let mut preloads = Vec::new();
+    for b in 0..n {
+        if !dom.is_reachable(Block(b as u32)) {
+            continue;
+        }
+        let ids = std::mem::take(&mut shader.blocks[b].insts);
+        let mut rest = Vec::with_capacity(ids.len());
+        for id in ids {
+            let inst = *shader.inst(id);
+            match inst.kind {
+                InstKind::Preload(r) if !inst.dead => {
+                    let v = shader.get(inst.dests)[0];
+                    match first_of[r as usize] {
+                        Some(first) => {
+                            renames.push((v, first));
+                            shader.inst_mut(id).dead = true;
+                        }
+                        None => {
+                            first_of[r as usize] = Some(v);
+                            preloads.push(id);
+                        }
+                    }
+                }
+                _ => rest.push(id),
+            }
+        }
+        shader.blocks[b].insts = rest;
+    }
+    let entry = &mut shader.blocks[0].insts;
+    let mut with_preloads = preloads;
+    with_preloads.append(entry);
+    *entry = with_preloads;
+    if !renames.is_empty() {
+        let mut map = vec![None; shader.values.len()];
+        for (from, to) in renames {
+            map[from.index()] = Some(to);
+        }
+        shader.rewrite_uses(|v| map[v.index()].map(Operand::Value));
+        for b in 0..n {
+            if let Terminator::Branch { cond, .. } = &mut shader.blocks[b].term
+                && let Some(to) = map[cond.index()]
+            {
+                *cond = to;
+            }
+        }
+    }
+    // 3. Critical edges.
+    let mut layout: Vec<Block> = (0..n).map(|b| Block(b as u32)).filter(|&b| dom.is_reachable(b)).collect();
+    let mut split = vec![false; n];
+    let mut after: Vec<Vec<Block>> = vec![Vec::new(); n];
+    let mut before: Vec<Vec<Block>> = vec![Vec::new(); n];
+    let mut tail: Vec<Block> = Vec::new();
+    for &p in &layout.clone() {
+        let Terminator::Branch { cond, if_zero, taken, fallthrough } = shader.blocks[p.index()].term else {
+            continue;
+        };
+        let mut new_taken = taken;
+        let mut new_fall = fallthrough;
+        for (is_taken, s) in [(true, taken), (false, fallthrough)] {
+            if shader.blocks[s.index()].preds.len() < 2 {
+                continue;
+            }
+            let mid = shader.add_block();
+            split.push(true);
+            after.push(Vec::new());
+            before.push(Vec::new());
+            shader.blocks[mid.index()].term = Terminator::Jump(s);
+            shader.blocks[mid.index()].preds = vec![p];
+            // Replace one occurrence of p in s's predecessors (φ argument order is kept).
+            let preds = &mut shader.blocks[s.index()].preds;
+            let skip = if !is_taken && taken == fallthrough { 1 } else { 0 };
+            if let Some(slot) = preds.iter_mut().filter(|q| **q == p).nth(skip) {
+                *slot = mid;
+            }
+            if is_taken {
+                new_taken = mid;
+                if s.index() == 0 {
+                    tail.push(mid);
+                } else {
+                    before[s.index()].push(mid);
+                }
+            } else {
+                new_fall = mid;
+                after[p.index()].push(mid);
+            }
+        }
+        shader.blocks[p.index()].term = Terminator::Branch { cond, if_zero, taken: new_taken, fallthrough: new_fall };
+    }
+    let mut full = Vec::with_capacity(shader.blocks.len());
+    for b in layout.drain(..) {
+        full.extend(before[b.index()].iter().copied());
+        full.push(b);
+        full.extend(after[b.index()].iter().copied());
+    }
+    full.extend(tail);
+    Prepared { shader, layout: full, split }
+}
