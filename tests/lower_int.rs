@@ -35,7 +35,9 @@ fn rejection(text: &str) -> String {
     let program = tgsi2va::tgsi::parse(text).unwrap();
     match tgsi2va::lower::lower(&program, &Options::default()) {
         Ok(l) => panic!("lowered:\n{}", print(&l.shader)),
-        Err(d) => d.0.iter().map(|d| format!("{}: {} ({:?})", d.code, d.message, d.notes)).collect::<Vec<_>>().join("\n"),
+        Err(d) => {
+            d.0.iter().map(|d| format!("{}: {} ({:?})", d.code, d.message, d.notes)).collect::<Vec<_>>().join("\n")
+        }
     }
 }
 
@@ -536,7 +538,12 @@ fn bitfield_values() {
             for &v in &values {
                 let ins = v.rotate_left(7) ^ 0x0F0F_0F0F;
                 let out = p.run(&[[v, off, 0, ins]]);
-                let want = [ubfe_ref(v, off, bits), ibfe_ref(v, off, bits), bfi_ref(v, ins, off, bits), bfi_ref(v, ins, off, bits)];
+                let want = [
+                    ubfe_ref(v, off, bits),
+                    ibfe_ref(v, off, bits),
+                    bfi_ref(v, ins, off, bits),
+                    bfi_ref(v, ins, off, bits),
+                ];
                 assert_eq!(out, want, "v {v:#x} offset {off} bits {bits} (constant)");
             }
         }
@@ -692,7 +699,8 @@ fn join(w: [u32; 4]) -> u64 {
 }
 
 fn edges64() -> Vec<u64> {
-    let mut v = vec![0u64, 1, 2, 0xFFFF_FFFF, 0x1_0000_0000, 0x1_0000_0001, 0x7FFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000];
+    let mut v =
+        vec![0u64, 1, 2, 0xFFFF_FFFF, 0x1_0000_0000, 0x1_0000_0001, 0x7FFF_FFFF_FFFF_FFFF, 0x8000_0000_0000_0000];
     v.extend([0x8000_0000, 0xFFFF_FFFF_0000_0000, 0x0000_0001_FFFF_FFFF, 5_000_000_000, 0xDEAD_BEEF_0123_4567]);
     let neg: Vec<u64> = v.iter().map(|x| x.wrapping_neg()).collect();
     v.extend(neg);
@@ -751,7 +759,10 @@ fn int64_arithmetic_values() {
             "U64ADD TEMP[0].zw, -CONST[0][0].xyxy, |CONST[0][1].xyxy|",
         ],
     );
-    let ssg = Prog::new(&[], &["I64SSG OUT[0].xy, CONST[0][0].xyxy", "U64ADD OUT[0].zw, -CONST[0][0].xyxy, |CONST[0][1].xyxy|"]);
+    let ssg = Prog::new(
+        &[],
+        &["I64SSG OUT[0].xy, CONST[0][0].xyxy", "U64ADD OUT[0].zw, -CONST[0][0].xyxy, |CONST[0][1].xyxy|"],
+    );
     for (a, b) in pairs64(3000, 15) {
         let (a2, b2) = (split(a), split(b));
         let c = [[a2[0], a2[1], 0, 0], [b2[0], b2[1], 0, 0]];
@@ -833,7 +844,11 @@ fn int64_conversion_values() {
     values.extend((0..20000).map(|_| rng.u64_any_width()));
     // Halfway cases and sticky bits below the top 32 bits.
     for k in 24..64 {
-        values.extend([(1u64 << k) | (1 << (k - 24)), (1u64 << k) | (1 << (k - 24)) | 1, (1u64 << k) | (3 << (k - 24))]);
+        values.extend([
+            (1u64 << k) | (1 << (k - 24)),
+            (1u64 << k) | (1 << (k - 24)) | 1,
+            (1u64 << k) | (3 << (k - 24)),
+        ]);
     }
     for &v in &values {
         let w = split(v);

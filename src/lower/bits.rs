@@ -138,6 +138,9 @@ fn ubfe(ctx: &mut Ctx, v: Src, offset: Src, bits: Src) -> Value {
 }
 
 fn ibfe(ctx: &mut Ctx, v: Src, offset: Src, bits: Src) -> Value {
+    if bits.operand.as_const() == Some(0) {
+        return ctx.builder().konst(0);
+    }
     let x = Src::new(shift_op(ctx, V::RSHIFT_OR_I32, true, v, count(offset), Src::konst(0)));
     // Sign-extend from bit w − 1: shift left, then arithmetically right, by 32 − w.
     let sext = |ctx: &mut Ctx, k: Src| {
@@ -145,7 +148,6 @@ fn ibfe(ctx: &mut Ctx, v: Src, offset: Src, bits: Src) -> Value {
         shift_op(ctx, V::RSHIFT_OR_I32, true, Src::new(y), k, Src::konst(0))
     };
     match bits.operand.as_const() {
-        Some(0) => ctx.builder().konst(0),
         Some(w) if w >= 32 => x.operand.as_value().expect("a shift result"),
         Some(w) => sext(ctx, shift_const(32 - w)),
         None => {

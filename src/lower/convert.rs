@@ -127,9 +127,10 @@ fn to_norm(ctx: &mut Ctx, x: Src, signed: bool, scale: f32) -> Value {
 fn unpack(ctx: &mut Ctx, inst: &Instruction, fields: usize, f: impl Fn(&mut Ctx, Src, usize) -> Value) {
     let x = isrc(ctx, inst, 0, 0);
     let x = match x.operand {
-        crate::ir::Operand::Value(_) => x,
-        // The lane/swizzle selects of the conversions read a register or uniform.
-        _ => Src::new(operand::to_value(ctx, x)),
+        // A constant is copied to a register rather than given a lane select (constant folding
+        // takes it from there).
+        crate::ir::Operand::Const(_) => Src::new(operand::to_value(ctx, x)),
+        _ => x,
     };
     let mut done: [Option<Value>; 4] = [None; 4];
     let mut out = [None; 4];
@@ -205,14 +206,7 @@ fn f2i64(ctx: &mut Ctx, x: Src) -> (Value, Value) {
     let lo = ctx.builder().csel(false, Le, Src::new(k), Src::konst(1), Src::new(split), Src::new(small));
     // ≥ 2^63 (and +∞): saturate the low word too. (The high word 0x7FFFFFFF only arises so:
     // the largest f32 below 2^63 is 2^63 − 2^39.)
-    let lo = ctx.builder().csel(
-        false,
-        Eq,
-        Src::new(hi),
-        Src::konst(0x7FFF_FFFF),
-        Src::konst(u32::MAX),
-        Src::new(lo),
-    );
+    let lo = ctx.builder().csel(false, Eq, Src::new(hi), Src::konst(0x7FFF_FFFF), Src::konst(u32::MAX), Src::new(lo));
     (lo, hi)
 }
 

@@ -83,8 +83,12 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         }),
         Opcode::UmulHi => componentwise(ctx, inst, opcode, 2, |ctx, s| umul_hi(ctx, s[0], s[1])),
         Opcode::ImulHi => componentwise(ctx, inst, opcode, 2, |ctx, s| imul_hi(ctx, s[0], s[1])),
-        Opcode::Imin => componentwise(ctx, inst, opcode, 2, |ctx, s| ctx.builder().csel(true, Lt, s[0], s[1], s[0], s[1])),
-        Opcode::Imax => componentwise(ctx, inst, opcode, 2, |ctx, s| ctx.builder().csel(true, Gt, s[0], s[1], s[0], s[1])),
+        Opcode::Imin => {
+            componentwise(ctx, inst, opcode, 2, |ctx, s| ctx.builder().csel(true, Lt, s[0], s[1], s[0], s[1]))
+        }
+        Opcode::Imax => {
+            componentwise(ctx, inst, opcode, 2, |ctx, s| ctx.builder().csel(true, Gt, s[0], s[1], s[0], s[1]))
+        }
         Opcode::Umin => {
             componentwise(ctx, inst, opcode, 2, |ctx, s| ctx.builder().csel(false, Lt, s[0], s[1], s[0], s[1]))
         }
@@ -109,9 +113,9 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         Opcode::Usge => compare(ctx, inst, opcode, false, Ge),
         Opcode::Useq => compare(ctx, inst, opcode, false, Eq),
         Opcode::Usne => compare(ctx, inst, opcode, false, Ne),
-        Opcode::Ucmp => componentwise(ctx, inst, opcode, 3, |ctx, s| {
-            ctx.builder().csel(false, Eq, s[0], Src::konst(0), s[2], s[1])
-        }),
+        Opcode::Ucmp => {
+            componentwise(ctx, inst, opcode, 3, |ctx, s| ctx.builder().csel(false, Eq, s[0], Src::konst(0), s[2], s[1]))
+        }
         Opcode::Sad => componentwise(ctx, inst, opcode, 3, |ctx, s| {
             let d = ctx.builder().isub(s[0], s[1]);
             let a = ctx.builder().op(V::IABS_S32, &[Src::new(d)]);
@@ -651,15 +655,22 @@ fn shift64(ctx: &mut Ctx, a: Pair, s: Src, kind: Shift64) -> (Value, Value) {
     // (near, far): the word the bits shift within, and the word they shift out of into it.
     let (near, far) = if kind == Left { (a.hi, a.lo) } else { (a.lo, a.hi) };
     let inv = ctx.builder().isub(Src::konst(31), s);
-    let (main, cross) = if kind == Left { (V::LSHIFT_OR_I32, V::RSHIFT_OR_I32) } else { (V::RSHIFT_OR_I32, V::LSHIFT_OR_I32) };
+    let (main, cross) =
+        if kind == Left { (V::LSHIFT_OR_I32, V::RSHIFT_OR_I32) } else { (V::RSHIFT_OR_I32, V::LSHIFT_OR_I32) };
     // far shifted within itself (the whole result word when s ≥ 32), near's own part.
     let far_shifted = shift_op(ctx, main, signed, far, sb, Src::konst(0));
     let near_shifted = shift_op(ctx, main, false, near, sb, Src::konst(0));
     let spill = shift_op(ctx, cross, false, far, shift_const(1), Src::konst(0));
     let near_word = shift_op(ctx, cross, false, Src::new(spill), byte0(Src::new(inv)), Src::new(near_shifted));
     let big = ctx.builder().and(s, Src::konst(32));
-    let near_out =
-        ctx.builder().csel(false, Condition::Eq, Src::new(big), Src::konst(0), Src::new(near_word), Src::new(far_shifted));
+    let near_out = ctx.builder().csel(
+        false,
+        Condition::Eq,
+        Src::new(big),
+        Src::konst(0),
+        Src::new(near_word),
+        Src::new(far_shifted),
+    );
     let fill = if signed { Src::new(shr_const(ctx, true, far, 31)) } else { Src::konst(0) };
     let far_out = ctx.builder().csel(false, Condition::Eq, Src::new(big), Src::konst(0), Src::new(far_shifted), fill);
     if kind == Left { (far_out, near_out) } else { (near_out, far_out) }
@@ -669,7 +680,8 @@ fn shift64_const(ctx: &mut Ctx, a: Pair, c: u32, kind: Shift64) -> (Value, Value
     use Shift64::*;
     let signed = kind == Arithmetic;
     let (near, far) = if kind == Left { (a.hi, a.lo) } else { (a.lo, a.hi) };
-    let (main, cross) = if kind == Left { (V::LSHIFT_OR_I32, V::RSHIFT_OR_I32) } else { (V::RSHIFT_OR_I32, V::LSHIFT_OR_I32) };
+    let (main, cross) =
+        if kind == Left { (V::LSHIFT_OR_I32, V::RSHIFT_OR_I32) } else { (V::RSHIFT_OR_I32, V::LSHIFT_OR_I32) };
     let (near_out, far_out) = if c == 0 {
         (operand::to_value(ctx, near), operand::to_value(ctx, far))
     } else if c < 32 {

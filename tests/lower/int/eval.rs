@@ -129,7 +129,11 @@ impl Machine<'_> {
         let raw = self.operand(s.operand)?;
         let info = &inst.mach.info().srcs[k];
         if info.lane.is_some() {
-            return Ok(if info.size == 8 { (raw >> (8 * u32::from(s.lane))) & 0xFF } else { (raw >> (16 * u32::from(s.lane))) & 0xFFFF });
+            return Ok(if info.size == 8 {
+                (raw >> (8 * u32::from(s.lane))) & 0xFF
+            } else {
+                (raw >> (16 * u32::from(s.lane))) & 0xFFFF
+            });
         }
         if info.swizzle.is_some() && info.size == 16 {
             // Lane 0 of the swizzle: h00 → h0, h10 → h1, h01 → h0, h11 → h1.
@@ -234,8 +238,20 @@ impl Machine<'_> {
                 let r = Self::cond(modifier("condition"), Some(ord)) || self.int(inst, 2, false)? != 0;
                 match modifier("result_type") {
                     0 => u32::from(r),
-                    1 => if r { 1.0f32.to_bits() } else { 0 },
-                    2 => if r { u32::MAX } else { 0 },
+                    1 => {
+                        if r {
+                            1.0f32.to_bits()
+                        } else {
+                            0
+                        }
+                    }
+                    2 => {
+                        if r {
+                            u32::MAX
+                        } else {
+                            0
+                        }
+                    }
                     other => return Err(format!("result type {other}")),
                 }
             }
@@ -244,8 +260,20 @@ impl Machine<'_> {
                 let r = Self::cond(modifier("condition"), a.partial_cmp(&b)) || self.int(inst, 2, false)? != 0;
                 match modifier("result_type") {
                     0 => u32::from(r),
-                    1 => if r { 1.0f32.to_bits() } else { 0 },
-                    2 => if r { u32::MAX } else { 0 },
+                    1 => {
+                        if r {
+                            1.0f32.to_bits()
+                        } else {
+                            0
+                        }
+                    }
+                    2 => {
+                        if r {
+                            u32::MAX
+                        } else {
+                            0
+                        }
+                    }
                     other => return Err(format!("result type {other}")),
                 }
             }
@@ -281,7 +309,13 @@ impl Machine<'_> {
                 let (a, b, c) = (self.int(inst, 0, false)?, self.int(inst, 1, false)?, self.int(inst, 2, false)?);
                 match modifier("mux") {
                     3 => (a & c) | (b & !c),
-                    1 => if c == 0 { a } else { b },
+                    1 => {
+                        if c == 0 {
+                            a
+                        } else {
+                            b
+                        }
+                    }
                     other => return Err(format!("mux mode {other}")),
                 }
             }
@@ -319,17 +353,15 @@ impl Machine<'_> {
                         if f64::from(r).abs() > exact.abs() {
                             t -= 1;
                         }
-                        if f64::from(f32::from_bits(t)) == exact && k < 0 {
-                            t
-                        } else {
-                            (t as i32 - k) as u32
-                        }
+                        if f64::from(f32::from_bits(t)) == exact && k < 0 { t } else { (t as i32 - k) as u32 }
                     }
                     _ => r.to_bits(),
                 }
             }
             FADD_F32 => clamp(self.flt(inst, 0)? + self.flt(inst, 1)?, modifier("clamp")).to_bits(),
-            FMA_F32 => clamp(self.flt(inst, 0)?.mul_add(self.flt(inst, 1)?, self.flt(inst, 2)?), modifier("clamp")).to_bits(),
+            FMA_F32 => {
+                clamp(self.flt(inst, 0)?.mul_add(self.flt(inst, 1)?, self.flt(inst, 2)?), modifier("clamp")).to_bits()
+            }
             FMA_RSCALE_F32 => {
                 let r = self.flt(inst, 0)?.mul_add(self.flt(inst, 1)?, self.flt(inst, 2)?);
                 let d = self.operand(inst.srcs[3].operand)? as i32;
