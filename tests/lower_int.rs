@@ -379,6 +379,19 @@ fn division_by_variables_is_exact() {
 }
 
 #[test]
+fn division_by_every_16_bit_divisor() {
+    // For each d < 2^16 the numerators with the largest quotients and remainders.
+    let p: Vec<(u32, u32)> = (1..=0x1_0000u32)
+        .flat_map(|d| {
+            let top = u32::MAX / d * d;
+            [(u32::MAX, d), (top.wrapping_sub(1), d), (top.wrapping_sub(d), d)]
+        })
+        .collect();
+    check_binary("UDIV", &p, udiv_ref);
+    check_binary("UMOD", &p, umod_ref);
+}
+
+#[test]
 fn division_tolerates_an_inexact_reciprocal() {
     // Any faithful FRCP (either neighbour of the exact reciprocal), or one up to 64 ulps below
     // it, still gives exact results: the scale 2^32 − 512 keeps the estimate below 2^32/d and
