@@ -1,0 +1,103 @@
+//! Lowering of the memory opcodes (LOAD, STORE, ATOM*, RESQ, IMG2HND, SAMP2HND), precise-output
+//! style.
+//!
+//! Each case is `tests/lower/memory/NAME.tgsi`. A shader that lowers is compared with
+//! `NAME.ir`: the memory-related metadata (`ssbos`, `images`, `ubos`, `wls_size`, push words)
+//! as `;` comment lines, then the IR exactly as `ir::text::print` writes it; the IR must also
+//! pass `ir::verify::verify`. A shader the lowering rejects is compared with `NAME.err`, the
+//! rendered diagnostics. `BLESS=1 cargo test --test lower_memory` rewrites the expectations
+//! (review every change by hand).
+
+use pretty_assertions::assert_eq;
+use std::path::PathBuf;
+use tgsi2va::diag::{MessageFormat, render};
+use tgsi2va::emit::meta::{FauSource, Metadata};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lower/memory")
+}
+
+/// The metadata fields the memory lowering fills, as comment lines.
+fn meta_lines(meta: &Metadata) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("; ssbos: {:?}\n", meta.ssbos));
+    out.push_str(&format!("; images: {:?}\n", meta.images));
+    out.push_str(&format!("; ubos: {:?}\n", meta.ubos));
+    out.push_str(&format!("; wls_size: {}\n", meta.wls_size));
+    for w in &meta.fau {
+        let what = match &w.source {
+            FauSource::Constant { buffer, index, component } => format!("CONST[{buffer}][{index}].{component}"),
+            FauSource::Sysval { name, component } => format!("sysval {name}.{component}"),
+            FauSource::Literal { value } => format!("literal {value:#x}"),
+        };
+        out.push_str(&format!("; u{}: {what}\n", w.word));
+    }
+    out
+}
+
+/// Lowers one case and compares it with its expectation.
+fn run(name: &str) {
+    let source_path = dir().join(format!("{name}.tgsi"));
+    let text = std::fs::read_to_string(&source_path).unwrap_or_else(|e| panic!("{}: {e}", source_path.display()));
+    let program = tgsi2va::tgsi::parse(&text).unwrap_or_else(|d| {
+        panic!("{name}.tgsi does not parse:\n{}", render(&d.0, name, &text, MessageFormat::Human, false))
+    });
+    let problems: Vec<_> = tgsi2va::tgsi::check(&program).into_iter().filter(|d| d.is_error()).collect();
+    assert!(
+        problems.is_empty(),
+        "{name}.tgsi does not check:\n{}",
+        render(&problems, name, &text, MessageFormat::Human, false)
+    );
+    let (actual, ext) = match tgsi2va::lower::lower(&program, &tgsi2va::lower::Options::default()) {
+        Ok(lowered) => {
+            if let Err(errors) = tgsi2va::ir::verify::verify(&lowered.shader) {
+                panic!("{name}: invalid IR:\n  {}\n{}", errors.join("\n  "), tgsi2va::ir::text::print(&lowered.shader));
+            }
+            (format!("{}{}", meta_lines(&lowered.meta), tgsi2va::ir::text::print(&lowered.shader)), "ir")
+        }
+        Err(d) => (render(&d.0, &format!("{name}.tgsi"), &text, MessageFormat::Human, false), "err"),
+    };
+    let expected_path = dir().join(format!("{name}.{ext}"));
+    let other = dir().join(format!("{name}.{}", if ext == "ir" { "err" } else { "ir" }));
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&expected_path, &actual).unwrap();
+        let _ = std::fs::remove_file(&other);
+        return;
+    }
+    assert!(!other.exists(), "{name}: expected {}, but the lowering produced .{ext}:\n{actual}", other.display());
+    let expected = std::fs::read_to_string(&expected_path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with BLESS=1 to create it)\n{actual}", expected_path.display()));
+    assert_eq!(expected, actual, "{name}");
+}
+
+macro_rules! cases {
+    ($($name:ident)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run(stringify!($name));
+            }
+        )*
+
+        /// Every case file has a test, so none is forgotten.
+        #[test]
+        fn every_case_file_is_listed() {
+            let listed = [$(stringify!($name)),*];
+            let mut files: Vec<String> = std::fs::read_dir(dir())
+                .unwrap()
+                .filter_map(|e| {
+                    let path = e.unwrap().path();
+                    (path.extension()? == "tgsi").then(|| path.file_stem().unwrap().to_string_lossy().into_owned())
+                })
+                .collect();
+            files.sort();
+            for f in &files {
+                assert!(listed.contains(&f.as_str()), "tests/lower/memory/{f}.tgsi has no test in lower_memory.rs");
+            }
+        }
+    };
+}
+
+cases! {
+    buffer_load
+}
