@@ -99,5 +99,30 @@ macro_rules! cases {
 }
 
 cases! {
+    atomic_loops
+    bindless
+    image_atomics
+    image_handles
+    image_load_store
+    image_targets
+    resq
+    atomic_one_and_no_result
+    buffer_atomics
+    buffer_indirect
     buffer_load
+    buffer_store_masks
+    constbuf_load
+    control_flow
+    fragment_helper_guard
+    fragment_side_effects
+    reject_global_memory
+    reject_hwatomic
+    reject_image_formats
+    reject_image_store_mask
+    reject_misc
+    reject_shared_in_fragment
+    shared_atomics
+    shared_const_only
+    shared_load_store
+    vertex_buffer
 }

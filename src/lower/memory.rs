@@ -75,7 +75,8 @@ use super::Ctx;
 use super::operand::{self, Kind};
 use crate::ir::{Inst, InstKind, Operand, Src, Stage, Terminator, Value};
 use crate::tgsi::ast::{
-    Component, Declaration, DstOperand, File, Instruction, MemoryKind, Register, ResourceDecl, TextureTarget, WriteMask,
+    Component, Declaration, DstOperand, File, Index, Instruction, MemoryKind, Register, ResourceDecl, TextureTarget,
+    WriteMask,
 };
 use crate::tgsi::formats::FORMATS;
 use crate::tgsi::opcodes::{Opcode, OperandType};
@@ -275,10 +276,13 @@ fn resource_handle(ctx: &mut Ctx, reg: &Register, table: u32, what: &str) -> Opt
             }
             Some((Src::konst(handle(table, index as u32)), vec![index as u32]))
         }
-        Some(_) => {
+        Some(ind) => {
             let (first, last) = operand::array_range(ctx, reg.file, &reg.index);
-            let idx = operand::address(ctx, &reg.index);
-            let h = ctx.builder().iadd_imm(idx, handle(table, 0));
+            // One addition: address register + (table << 24 | offset).
+            let areg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
+            let base = operand::base_operand(ctx, &areg, ind.component);
+            let base = operand::to_value(ctx, Src::new(base));
+            let h = ctx.builder().iadd_imm(base, handle(table, 0).wrapping_add(reg.index.value as u32));
             let indices = (first.max(0)..=last.max(-1)).map(|i| i as u32).collect();
             Some((Src::new(h), indices))
         }
@@ -600,10 +604,12 @@ fn side_effect(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Option<Value>) -> O
     if !keeps_helpers(ctx) {
         return body(ctx);
     }
-    // gl_HelperInvocation = (sample mask in == 0); the mask is r61 bits 0–15.
+    // gl_HelperInvocation = (sample mask in == 0); the mask is r61 bits 0–15. Computed once, in
+    // the entry block.
     let r61 = super::io::preload(ctx, 61);
-    let mask = ctx.builder().op(Op::U16_TO_U32, &[Src::new(r61).swizzle(0)]);
-    let zero = ctx.builder().konst(0);
+    let mask_src = Src::new(r61).swizzle(0);
+    let mask = entry_value(ctx, |i| i.opcode() == Some(Op::U16_TO_U32) && i.srcs[0] == mask_src)
+        .unwrap_or_else(|| ctx.entry_builder().op(Op::U16_TO_U32, &[mask_src]));
     let header = ctx.block;
     let then_block = ctx.new_block();
     let join = ctx.new_block();
@@ -615,7 +621,16 @@ fn side_effect(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Option<Value>) -> O
     ctx.shader.set_terminator(end, Terminator::Jump(join));
     ctx.switch_to(join);
     // Predecessors of the join: the header (helper lanes), then the body.
-    result.map(|v| ctx.builder().phi(&[zero, v]))
+    let v = result?;
+    let zero = entry_value(ctx, |i| i.kind == InstKind::Copy && i.srcs[0] == Src::konst(0))
+        .unwrap_or_else(|| ctx.entry_builder().konst(0));
+    Some(ctx.builder().phi(&[zero, v]))
+}
+
+/// The first value an instruction of the entry block matching `pred` defines.
+fn entry_value(ctx: &Ctx, pred: impl Fn(&Inst) -> bool) -> Option<Value> {
+    let shader = &ctx.shader;
+    shader.block_insts(shader.entry()).map(|id| shader.inst(id)).find(|i| pred(i)).map(|i| shader.get(i.dests)[0])
 }
 
 // ---- LOAD -------------------------------------------------------------------------------------
@@ -851,8 +866,9 @@ fn atomic(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     let Some(res) = resource(ctx, inst, &inst.src[0].register, inst.src[0].swizzle[0]) else { return };
     let dst = &inst.dst[0];
     let want = has_result(dst);
-    // Operands (all sources are read before anything is written).
-    let operand = typed_src(ctx, inst, 2, 0);
+    // Operands (all sources are read before anything is written). The float operand of
+    // ATOMFADD keeps its modifiers for the FADD in the loop.
+    let operand = if opcode == Opcode::Atomfadd { operand::fsrc(ctx, inst, 2, 0) } else { typed_src(ctx, inst, 2, 0) };
     let constant = operand.operand.as_const();
     let atom = match (opcode, constant) {
         (Opcode::Atomuadd, Some(1)) => Atom::One(AtomicOperationWith1::Ainc),
@@ -910,7 +926,7 @@ fn atomic(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 } else {
                     "integer image atomics need a single-channel 32-bit integer format (R32_UINT or R32_SINT)"
                 };
-                return ctx.unsupported(&format!("{} on a {} image", inst.opcode.name(), f.name), why);
+                return ctx.unsupported(&format!("{} on an image of format {}", inst.opcode.name(), f.name), why);
             }
             let coords = image_coords(ctx, inst, 1, image.target);
             Target::Image { image, coords }
@@ -1056,6 +1072,9 @@ fn resq(ctx: &mut Ctx, inst: &Instruction) {
         let why = format!("RESQ reads the size of {file_name}[0..{}] only", names.len() - 1);
         return ctx.unsupported(&format!("RESQ on {file_name}[{index}]"), &why);
     };
+    // The driver fills the size from the binding: list it with the resources used.
+    let list = if reg.file == File::Buffer { &mut ctx.meta_out.ssbos } else { &mut ctx.meta_out.images };
+    note(list, index as u32);
     let components = if reg.file == File::Buffer { 1 } else { 4 };
     let dst = &inst.dst[0];
     let mut out = [None; 4];
