@@ -34,9 +34,14 @@
 //!   `(x, layer<<16)` with the layer in `.y`, 2D arrays, cubes and cube arrays
 //!   `(x | y<<16, layer<<16)` with the layer (cube: face, cube array: 6·cube + face) in `.z`,
 //!   2D MSAA `(x | y<<16, sample)` and 2D MSAA arrays `(x | y<<16, sample | layer<<16)` with the
-//!   sample index in `.w`. The register format comes from the declared format (float, unorm and
-//!   snorm formats `f32`, signed `s32`, unsigned `u32`; `.auto` — the descriptor's type — when
-//!   the format is `NONE`). Only the formats OpenGL allows for images are accepted.
+//!   sample index in `.w` (tgsi_to_nir's convention). Loads convert to the register format of
+//!   the declared format's class (float, unorm and snorm formats `f32`, signed `s32`, unsigned
+//!   `u32`; `.auto`, the descriptor's own type, when the format is `NONE`). Stores use `.auto`:
+//!   the descriptor's format decides the conversion, so a view whose format differs from the
+//!   declared one but has the same texel size receives the register bits unchanged, as OpenGL's
+//!   format compatibility requires. Only the formats OpenGL allows for images are accepted. A
+//!   store writes a whole texel (`ST_CVT`), so its write mask must be x, xy, xyz or xyzw and
+//!   cover the declared format's channels.
 //! * **Atomics** operate on 32-bit words at `address.x` (`offset.x` for images: texel
 //!   coordinates); the old value goes to every enabled destination channel. `ATOM_RETURN`
 //!   returns it, `ATOM` is used when the destination is `NULL`, and an operand that is the
@@ -313,7 +318,13 @@ fn resource(ctx: &mut Ctx, inst: &Instruction, reg: &Register, handle_comp: Comp
             let kind =
                 match declaration(ctx, File::Memory, i64::from(reg.index.value)).and_then(|d| d.resource.as_ref()) {
                     Some(ResourceDecl::Memory { kind }) => *kind,
-                    _ => MemoryKind::Global,
+                    _ => {
+                        ctx.unsupported(
+                            &format!("the undeclared MEMORY[{}]", reg.index.value),
+                            "shared memory is declared with `DCL MEMORY[i], SHARED`",
+                        );
+                        return None;
+                    }
                 };
             if kind != MemoryKind::Shared {
                 ctx.unsupported(
@@ -491,6 +502,8 @@ fn shared_address(ctx: &mut Ctx, byte: Src, extra: u32, len: u32, range: (i64, i
         }
         _ => {
             ctx.meta_out.wls_size = ctx.meta_out.wls_size.max(DYNAMIC_WLS_SIZE);
+            // A register: the special pointer word already takes the FAU slot.
+            let byte = operand::to_value(ctx, byte);
             let lo = ctx.builder().iadd(Src::new(wls(false)), byte);
             let hi = ctx.builder().copy(wls(true));
             Address { lo, hi, offset: i64::from(extra) }
@@ -810,7 +823,7 @@ fn store(ctx: &mut Ctx, inst: &Instruction) {
                 let mut mach = Instr::new(Op::ST_CVT);
                 let _ = mach.set_slot(Slot::Slot0);
                 let _ = mach.set_vector_size(vector_size(n));
-                let _ = mach.set_register_format(image.register_format());
+                let _ = mach.set_register_format(RegisterFormat::Auto);
                 let _ = mach.set_imm("offset", 0);
                 ctx.builder().emit(mach, &[address.src(), Src::new(descriptor)], &[&data], 0);
                 None
