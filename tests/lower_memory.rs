@@ -4,7 +4,7 @@
 //! Each case is `tests/lower/memory/NAME.tgsi`. A shader that lowers is compared with
 //! `NAME.ir`: the memory-related metadata (`ssbos`, `images`, `ubos`, `wls_size`, push words)
 //! as `;` comment lines, then the IR exactly as `ir::text::print` writes it; the IR must also
-//! pass `ir::verify::verify`. A shader the lowering rejects is compared with `NAME.err`, the
+//! pass `ir::verify::verify` and parse back from its text. A shader the lowering rejects is compared with `NAME.err`, the
 //! rendered diagnostics. `BLESS=1 cargo test --test lower_memory` rewrites the expectations
 //! (review every change by hand).
 
@@ -12,6 +12,8 @@ use pretty_assertions::assert_eq;
 use std::path::PathBuf;
 use tgsi2va::diag::{MessageFormat, render};
 use tgsi2va::emit::meta::{FauSource, Metadata};
+use tgsi2va::ir::{Operand, Shader};
+use tgsi2va::valhall::{Base, Dest, Staging, decode, encode};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lower/memory")
@@ -35,6 +37,50 @@ fn meta_lines(meta: &Metadata) -> String {
     out
 }
 
+/// Every machine instruction of the shader encodes once its operands get registers: a stand-in
+/// assignment gives each staging list and 64-bit pair its own even-aligned registers and each
+/// constant an immediate-table entry, then `encode` must accept it and `decode` give it back.
+/// This checks the opcode, modifiers, immediates and staging counts the lowering chose.
+fn check_encodable(name: &str, shader: &Shader) {
+    for block in &shader.blocks {
+        for &id in &block.insts {
+            let inst = shader.inst(id);
+            if !inst.is_machine() || inst.dead {
+                continue;
+            }
+            let mut mach = inst.mach;
+            let info = mach.info();
+            let mut next = 0u8;
+            let mut take = |n: u8| {
+                let base = next;
+                next += n.max(1).next_multiple_of(2);
+                base
+            };
+            for k in 0..info.staging.len() {
+                let count = inst.staging[k].len() as u8;
+                mach.staging[k] = Staging::new(if count == 0 { 0 } else { take(count) }, count);
+            }
+            if info.dest {
+                mach.dest = Dest::full(take(1));
+            }
+            for (k, src) in inst.sources().iter().enumerate() {
+                let base = match src.operand {
+                    Operand::Value(_) | Operand::Pair(..) => Base::Register(take(2)),
+                    Operand::Const(_) => Base::Immediate(0),
+                    Operand::Uniform(u) => Base::Uniform(u),
+                    Operand::Special(sp) => Base::Special(sp),
+                    Operand::None => panic!("{name}: {} source {k} is empty", info.name),
+                };
+                mach.srcs[k] = src.to_machine(base);
+            }
+            let word = encode(&mach)
+                .unwrap_or_else(|e| panic!("{name}: {} does not encode: {e}", tgsi2va::valhall::print(&mach)));
+            let back = decode(word).unwrap_or_else(|e| panic!("{name}: {:#x} does not decode: {e:?}", word));
+            assert_eq!(back, mach, "{name}: encode/decode round trip of {}", info.name);
+        }
+    }
+}
+
 /// Lowers one case and compares it with its expectation.
 fn run(name: &str) {
     let source_path = dir().join(format!("{name}.tgsi"));
@@ -53,7 +99,13 @@ fn run(name: &str) {
             if let Err(errors) = tgsi2va::ir::verify::verify(&lowered.shader) {
                 panic!("{name}: invalid IR:\n  {}\n{}", errors.join("\n  "), tgsi2va::ir::text::print(&lowered.shader));
             }
-            (format!("{}{}", meta_lines(&lowered.meta), tgsi2va::ir::text::print(&lowered.shader)), "ir")
+            let printed = tgsi2va::ir::text::print(&lowered.shader);
+            // The text form is complete: it parses back to the same shader.
+            let reparsed = tgsi2va::ir::text::parse(&printed)
+                .unwrap_or_else(|e| panic!("{name}: the printed IR does not parse: {e:?}\n{printed}"));
+            assert_eq!(printed, tgsi2va::ir::text::print(&reparsed), "{name}: IR text round trip");
+            check_encodable(name, &lowered.shader);
+            (format!("{}{printed}", meta_lines(&lowered.meta)), "ir")
         }
         Err(d) => (render(&d.0, &format!("{name}.tgsi"), &text, MessageFormat::Human, false), "err"),
     };
