@@ -153,6 +153,7 @@ macro_rules! cases {
 cases! {
     atomic_loops
     bindless
+    bindless_constant_handles
     image_atomics
     image_handles
     image_load_store

@@ -215,8 +215,9 @@ struct ImageFormat {
 /// How an image is named: immediate table index, or a handle in a register/constant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum ImageIndex {
-    /// Image `i` of table 5, `i < 16` (the 4-bit immediate of the `_IMM` forms).
-    Imm(u32),
+    /// Entry `index` (< 16) of the table whose 4-bit immediate encoding is `table` (tables 0–11
+    /// as themselves, 60–63 as 12–15): the `_IMM` instruction forms.
+    Imm { table: u32, index: u32 },
     /// A resource handle `table << 24 | index`.
     Handle(Src),
 }
@@ -294,8 +295,9 @@ fn resource_handle(ctx: &mut Ctx, reg: &Register, table: u32, what: &str) -> Opt
     }
 }
 
-/// Resolves the resource operand `reg` of the current instruction. `memory` holds the
-/// instruction's target/format items (used for bindless images).
+/// Resolves the resource operand `reg` of the current instruction; `handle_comp` is the
+/// component holding a bindless handle. Bindless images take their target and format from the
+/// instruction's memory items (`inst.memory`).
 fn resource(ctx: &mut Ctx, inst: &Instruction, reg: &Register, handle_comp: Component) -> Option<Resource> {
     match reg.file {
         File::Buffer => {
@@ -362,7 +364,7 @@ fn resource(ctx: &mut Ctx, inst: &Instruction, reg: &Register, handle_comp: Comp
                 note(&mut ctx.meta_out.images, i);
             }
             let index = match (reg.index.indirect, indices.first()) {
-                (None, Some(&i)) if i < 16 => ImageIndex::Imm(i),
+                (None, Some(_)) => image_index(handle),
                 _ => ImageIndex::Handle(handle),
             };
             image(ctx, index, target, format.0)
@@ -374,20 +376,39 @@ fn resource(ctx: &mut Ctx, inst: &Instruction, reg: &Register, handle_comp: Comp
             );
             None
         }
-        File::Temp | File::Input | File::Const | File::Immediate | File::Output | File::Address | File::SystemValue => {
-            // Bindless image: the handle is the low word of the 64-bit TGSI handle.
-            let operand = operand::base_operand(ctx, reg, handle_comp);
-            let handle = match operand {
-                Operand::Const(_) => Src::new(operand),
-                _ => Src::new(operand::to_value(ctx, Src::new(operand))),
-            };
-            image(ctx, ImageIndex::Handle(handle), inst.memory.texture, inst.memory.format.0)
+        File::Temp | File::Const => {
+            // Bindless image: the handle is the low word of the 64-bit TGSI handle (a register, a
+            // push word or a constant, all valid message sources).
+            let handle = Src::new(operand::base_operand(ctx, reg, handle_comp));
+            image(ctx, image_index(handle), inst.memory.texture, inst.memory.format.0)
         }
         other => {
-            ctx.unsupported(&format!("a {} resource", other.name()), "memory opcodes take BUFFER, IMAGE or MEMORY");
+            ctx.unsupported(
+                &format!("a {} resource", other.name()),
+                "memory opcodes take BUFFER, IMAGE, MEMORY or CONSTBUF, or a bindless image handle in TEMP or CONST",
+            );
             None
         }
     }
+}
+
+/// The immediate form of a constant image handle whose table has a 4-bit encoding and whose
+/// index is below 16 (`LD_TEX_IMM`, `LEA_TEX_IMM`), else the handle itself.
+fn image_index(handle: Src) -> ImageIndex {
+    if let Operand::Const(h) = handle.operand {
+        let (table, index) = (h >> 24, h & (MAX_INDEX - 1));
+        let encoded = match table {
+            0..=11 => Some(table),
+            60..=63 => Some(table - 48),
+            _ => None,
+        };
+        if let Some(table) = encoded
+            && index < 16
+        {
+            return ImageIndex::Imm { table, index };
+        }
+    }
+    ImageIndex::Handle(handle)
 }
 
 /// Checks an image's target and format.
@@ -578,11 +599,11 @@ fn image_coords(ctx: &mut Ctx, inst: &Instruction, k: usize, target: TextureTarg
 /// `LEA_TEX_IMM` / `LEA_TEX`: the texel's 64-bit address and its conversion descriptor.
 fn image_address(ctx: &mut Ctx, image: &Image, coords: (Src, Src)) -> (Address, Value) {
     let list = match image.index {
-        ImageIndex::Imm(i) => {
+        ImageIndex::Imm { table, index } => {
             let mut mach = Instr::new(Op::LEA_TEX_IMM);
             let _ = mach.set_slot(Slot::Slot0);
-            let _ = mach.set_imm("table", i64::from(TABLE_IMAGE));
-            let _ = mach.set_imm("index", i64::from(i));
+            let _ = mach.set_imm("table", i64::from(table));
+            let _ = mach.set_imm("index", i64::from(index));
             ctx.builder().message(mach, &[coords.0, coords.1], &[], 3)
         }
         ImageIndex::Handle(h) => {
@@ -742,11 +763,11 @@ fn vector_size(n: usize) -> VectorSize {
 /// register format.
 fn ld_tex(ctx: &mut Ctx, image: &Image, coords: (Src, Src), n: usize) -> Vec<Value> {
     let list = match image.index {
-        ImageIndex::Imm(i) => {
+        ImageIndex::Imm { table, index } => {
             let mut mach = Instr::new(Op::LD_TEX_IMM);
             set_tex_format(&mut mach, image, n);
-            let _ = mach.set_imm("table", i64::from(TABLE_IMAGE));
-            let _ = mach.set_imm("index", i64::from(i));
+            let _ = mach.set_imm("table", i64::from(table));
+            let _ = mach.set_imm("index", i64::from(index));
             ctx.builder().message(mach, &[coords.0, coords.1], &[], n)
         }
         ImageIndex::Handle(h) => {
