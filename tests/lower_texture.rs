@@ -55,7 +55,7 @@ fn parse_cases(text: &str) -> (String, Vec<Case>) {
 }
 
 fn lower_text(text: &str) -> Result<Lowered, String> {
-    let program = tgsi2va::tgsi::parse(text).map_err(|d| format!("parse: {}", d.0[0].message))?;
+    let program = tgsi2va::tgsi::parse(text).map_err(|d| format!("parse: {}\n", d.0[0].message))?;
     let checked: Vec<String> = tgsi2va::tgsi::check(&program)
         .iter()
         .filter(|d| d.is_error())
@@ -69,7 +69,7 @@ fn lower_text(text: &str) -> Result<Lowered, String> {
         for diag in &d.0 {
             out.push_str(&format!("error {}: {}\n", diag.code, diag.message));
             for note in &diag.notes {
-                out.push_str(&format!("  note: {note}\n"));
+                out.push_str(&format!("  {note}\n"));
             }
         }
         out

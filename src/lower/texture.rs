@@ -91,7 +91,7 @@ use super::operand::{self, Kind, fsrc, isrc, to_value, write};
 use crate::emit::meta::TextureBinding;
 use crate::exec::texture::lod_to_fixed88;
 use crate::ir::builder::{LANE_B00, NEG_ZERO, byte0};
-use crate::ir::{Operand, Src, Stage, Value};
+use crate::ir::{InstKind, Operand, Src, Stage, Value};
 use crate::tgsi::ast::{File, Index, Instruction, Register, ResourceDecl, ReturnType, TextureTarget};
 use crate::tgsi::opcodes::Opcode;
 use crate::valhall::tables::{
@@ -343,13 +343,18 @@ fn bind(ctx: &mut Ctx, texture: &Register, sampler: Option<&Register>, target: T
         };
         return Some(Binding { handle, wide: false, register_type });
     }
-    // Wide form: full handles, sampler in the low word.
+    // Wide form: full handles, sampler in the low word. TEX-style opcodes index both with the
+    // same operand: compute the index once.
+    let texture_index = texture.index.indirect.map(|_| operand::address(ctx, &texture.index));
     let handle_of = |ctx: &mut Ctx, reg: Option<&Register>, table: u32| -> Value {
         match reg {
             None => ctx.builder().konst(table << 24),
             Some(r) if r.index.indirect.is_none() => ctx.builder().konst(table << 24 | r.index.value as u32),
             Some(r) => {
-                let index = operand::address(ctx, &r.index);
+                let index = match texture_index {
+                    Some(i) if r == texture => i,
+                    _ => operand::address(ctx, &r.index),
+                };
                 ctx.builder().or(index, Src::konst(table << 24))
             }
         }
@@ -442,6 +447,22 @@ fn swizzle_of(inst: &Instruction, k: usize) -> [usize; 4] {
     std::array::from_fn(|c| inst.src[k].swizzle[c].index())
 }
 
+/// The constant a plain source holds: an IR constant, or a value copied from one (a `MOV` of an
+/// immediate into a temporary).
+fn constant(ctx: &Ctx, src: Src) -> Option<u32> {
+    if !src.is_plain() {
+        return None;
+    }
+    match src.operand {
+        Operand::Const(bits) => Some(bits),
+        Operand::Value(v) => {
+            let inst = ctx.shader.inst(ctx.shader.values[v.index()].def?);
+            (inst.kind == InstKind::Copy && inst.srcs[0].is_plain()).then_some(inst.srcs[0].operand.as_const()?)
+        }
+        _ => None,
+    }
+}
+
 // ---- Level of detail --------------------------------------------------------------------------
 
 /// How a sampling instruction chooses its level.
@@ -480,7 +501,7 @@ fn lod_setup(ctx: &mut Ctx, lod: Lod) -> (LodMode, Option<Value>) {
 /// The signed 8.8 word of a float LOD or bias (`lod_to_fixed88`), or `None` when it is the
 /// constant 0.
 fn fixed88_word(ctx: &mut Ctx, value: Src) -> Option<Value> {
-    if let Operand::Const(bits) = value.operand {
+    if let Some(bits) = constant(ctx, Src { neg: false, abs: false, ..value }) {
         let mut x = f32::from_bits(bits);
         if value.abs {
             x = x.abs();
@@ -514,9 +535,9 @@ fn offset_word(
 ) -> Option<Option<Value>> {
     let mut constant = 0u32;
     let mut terms: Vec<Value> = Vec::new();
-    let mut byte = |ctx: &mut Ctx, value: Src, shift: u32, mask: u32| match value.operand {
-        Operand::Const(bits) => constant |= (bits << shift) & mask,
-        _ => {
+    let mut byte = |ctx: &mut Ctx, value: Src, shift: u32, mask: u32| match self::constant(ctx, value) {
+        Some(bits) => constant |= (bits << shift) & mask,
+        None => {
             let v = to_value(ctx, value);
             let term = ctx.builder().shift_op(Op::LSHIFT_AND_I32, Src::new(v), byte0(Src::konst(shift)), Src::konst(mask));
             terms.push(term);
@@ -551,9 +572,9 @@ fn offset_word(
     }
     if let Some(level) = level {
         // min(level, 255) as unsigned: negative and large levels stay out of range.
-        match level.operand {
-            Operand::Const(bits) => constant |= bits.min(255) << 24,
-            _ => {
+        match self::constant(ctx, level) {
+            Some(bits) => constant |= bits.min(255) << 24,
+            None => {
                 let l = to_value(ctx, level);
                 let clamped = ctx.builder().csel(
                     false,
@@ -737,8 +758,8 @@ fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         O::Txb | O::Txl if target.shadow && n == 3 => {
             return reject(
                 ctx,
-                "TXB/TXL read the shadow reference from src0.z, which is a coordinate here (tgsi.rst); \
-                 TGSI uses TXB2/TXL2",
+                "TXB/TXL read the shadow reference from src0.z (tgsi.rst), which holds a coordinate or the \
+                 layer of this target; TGSI uses TXB2/TXL2",
             );
         }
         O::Txp if target.array || target.shape == Shape::Cube => {
@@ -770,8 +791,9 @@ fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
             let component = if target.shadow {
                 0
             } else {
-                match operand::base_operand(ctx, &inst.src[1].register, inst.src[1].swizzle[0]) {
-                    Operand::Const(c) if c < 4 => c as u8,
+                let src = operand::base_operand(ctx, &inst.src[1].register, inst.src[1].swizzle[0]);
+                match constant(ctx, Src::new(src)) {
+                    Some(c) if c < 4 => c as u8,
                     _ => {
                         return ctx.unsupported(
                             "TG4 with a component that is not a constant 0–3",
@@ -866,7 +888,7 @@ fn check_fetchable(ctx: &mut Ctx, inst: &Instruction, target: Target) -> bool {
     }
     ctx.unsupported(
         &format!("{} on a {} texture", inst.opcode.name(), target.name()),
-        "texel fetches address cube and shadow textures by no defined layout (tgsi.rst)",
+        "tgsi.rst: the texture of a texel fetch may not be a CUBE or SHADOW target",
     );
     false
 }
@@ -979,14 +1001,31 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
             }
         })
     };
+    #[derive(Clone, Copy)]
+    enum Part {
+        Zero,
+        One,
+        Size(u32),
+        Layers,
+        Levels,
+    }
+    let parts: [Part; 4] = match (target.shape, target.array) {
+        (Shape::Buffer, _) => [Part::Size(0), Part::Zero, Part::Zero, Part::One],
+        (Shape::D1, false) => [Part::Size(0), Part::Zero, Part::Zero, Part::Levels],
+        (Shape::D1, true) => [Part::Size(0), Part::Layers, Part::Zero, Part::Levels],
+        (Shape::D3, _) => [Part::Size(0), Part::Size(1), Part::Size(2), Part::Levels],
+        (_, false) => [Part::Size(0), Part::Size(1), Part::Zero, Part::Levels],
+        (_, true) => [Part::Size(0), Part::Size(1), Part::Layers, Part::Levels],
+    };
+    let sized = (0..4).any(|c| mask & (1 << c) != 0 && matches!(parts[c], Part::Size(_)));
     // Shift amount min(level, 31), the level taken as unsigned.
     let shift: Option<Src> = match level {
-        _ if target.shape == Shape::Buffer => None,
+        _ if target.shape == Shape::Buffer || !sized => None,
         None => None,
-        Some(l) => match l.operand {
-            Operand::Const(0) => None,
-            Operand::Const(bits) => Some(Src::konst(bits.min(31))),
-            _ => {
+        Some(l) => match constant(ctx, l) {
+            Some(0) => None,
+            Some(bits) => Some(Src::konst(bits.min(31))),
+            None => {
                 let l = Src::new(to_value(ctx, l));
                 Some(Src::new(ctx.builder().csel(false, Condition::Gt, l, Src::konst(31), Src::konst(31), l)))
             }
@@ -1008,22 +1047,6 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 )
             }
         }
-    };
-    #[derive(Clone, Copy)]
-    enum Part {
-        Zero,
-        One,
-        Size(u32),
-        Layers,
-        Levels,
-    }
-    let parts: [Part; 4] = match (target.shape, target.array) {
-        (Shape::Buffer, _) => [Part::Size(0), Part::Zero, Part::Zero, Part::One],
-        (Shape::D1, false) => [Part::Size(0), Part::Zero, Part::Zero, Part::Levels],
-        (Shape::D1, true) => [Part::Size(0), Part::Layers, Part::Zero, Part::Levels],
-        (Shape::D3, _) => [Part::Size(0), Part::Size(1), Part::Size(2), Part::Levels],
-        (_, false) => [Part::Size(0), Part::Size(1), Part::Zero, Part::Levels],
-        (_, true) => [Part::Size(0), Part::Size(1), Part::Layers, Part::Levels],
     };
     let mut out = [None; 4];
     for c in 0..4 {
