@@ -539,7 +539,8 @@ fn offset_word(
         Some(bits) => constant |= (bits << shift) & mask,
         None => {
             let v = to_value(ctx, value);
-            let term = ctx.builder().shift_op(Op::LSHIFT_AND_I32, Src::new(v), byte0(Src::konst(shift)), Src::konst(mask));
+            let term =
+                ctx.builder().shift_op(Op::LSHIFT_AND_I32, Src::new(v), byte0(Src::konst(shift)), Src::konst(mask));
             terms.push(term);
         }
     };
@@ -614,8 +615,9 @@ fn cube_coords(ctx: &mut Ctx, x: Value, y: Value, z: Value) -> (Value, Value) {
     let nx = b.fadd(Src::new(x).negated(), Src::konst(NEG_ZERO));
     let ny = b.fadd(Src::new(y).negated(), Src::konst(NEG_ZERO));
     let nz = b.fadd(Src::new(z).negated(), Src::konst(NEG_ZERO));
-    let non_negative =
-        |b: &mut crate::ir::builder::Builder, c: Value, t: Src, f: Src| b.csel_f32(Condition::Ge, Src::new(c), Src::konst(0), t, f);
+    let non_negative = |b: &mut crate::ir::builder::Builder, c: Value, t: Src, f: Src| {
+        b.csel_f32(Condition::Ge, Src::new(c), Src::konst(0), t, f)
+    };
     // ±X: face 0/1, sc = ∓z, tc = −y.  ±Y: face 2/3, sc = x, tc = ±z.  ±Z: face 4/5, sc = ±x, tc = −y.
     let x_face = non_negative(&mut b, x, face(0), face(1));
     let x_s = non_negative(&mut b, x, Src::new(nz), Src::new(z));
@@ -807,8 +809,7 @@ fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     };
     let project = (opcode == O::Txp).then(|| fsrc(ctx, inst, 0, 3));
     let Some(binding) = bind(ctx, &sampler, Some(&sampler), target) else { return };
-    let spec =
-        SampleSpec { target, shadow: target.shadow, op, coords, layer, reference, project, swizzle: IDENTITY };
+    let spec = SampleSpec { target, shadow: target.shadow, op, coords, layer, reference, project, swizzle: IDENTITY };
     sample(ctx, inst, spec, binding);
 }
 
@@ -925,9 +926,16 @@ fn view_fetch(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         return;
     }
     let level = match opcode {
+        Opcode::SampleIMs if inst.src.len() < 3 => {
+            return ctx.unsupported(
+                inst.opcode.name(),
+                "the Mesa 7.11–8.0 form has no sample-index operand, and where it took the sample from is not \
+                 recorded",
+            );
+        }
         Opcode::SampleIMs if !target.msaa => {
             return ctx.unsupported(
-                &format!("SAMPLE_I_MS on a {} view", target.name()),
+                &format!("{} on a {} view", inst.opcode.name(), target.name()),
                 "it fetches one sample of a multisample view",
             );
         }
@@ -1102,13 +1110,13 @@ fn derivative(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     };
     let mut done: HashMap<usize, Value> = HashMap::new();
     let mut out = [None; 4];
-    for c in 0..4 {
+    for (c, slot) in out.iter_mut().enumerate() {
         if mask & (1 << c) == 0 {
             continue;
         }
         let component = inst.src[0].swizzle[c].index();
         if let Some(&d) = done.get(&component) {
-            out[c] = Some(d);
+            *slot = Some(d);
             continue;
         }
         let src = fsrc(ctx, inst, 0, c);
@@ -1122,7 +1130,7 @@ fn derivative(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         let b = read(ctx, second);
         let d = ctx.builder().fadd(b, Src::new(a).negated());
         done.insert(component, d);
-        out[c] = Some(d);
+        *slot = Some(d);
     }
     write(ctx, inst, 0, out, Kind::Float);
 }
