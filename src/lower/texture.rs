@@ -10,11 +10,16 @@
 //! | TXQ, TXQ_LZ; SVIEWINFO | `texture_size.U` sysval words (no instruction), shifted by the level |
 //! | DDX, DDY (coarse), DDX_FINE, DDY_FINE | two `CLPER.i32.subgroup4` and an `FADD` |
 //!
-//! Rejected, with the reason in the diagnostic: TXD and SAMPLE_D (the gradient descriptor needs
-//! `TEX_GRADIENT`'s derivative-enable bit 15, which the ISA tables cannot express, docs/valhall.md
-//! §8), LODQ and LOD (force-delta-enable bit 12, likewise), TXQS and SAMPLE_INFO (no sample count
-//! reaches the shader), SAMPLE_POS, sampling (as opposed to fetching) buffer and multisample
-//! textures, and the combinations TGSI itself declares illegal (below).
+//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, DSX →
+//! DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ = TXQ at
+//! level 0).
+//!
+//! Rejected, with the reason in the diagnostic: TXD, TEXLDD and SAMPLE_D (the gradient
+//! descriptor needs `TEX_GRADIENT`'s derivative-enable bit 15, which the ISA tables cannot
+//! express, docs/valhall.md §8), LODQ and LOD (force-delta-enable bit 12, likewise), TXQS and
+//! SAMPLE_INFO (no sample count reaches the shader), SAMPLE_POS, the 7.11–8.0 LOAD_MS (no sample
+//! operand), sampling (as opposed to fetching) buffer and multisample textures, and the
+//! combinations TGSI itself declares illegal (below).
 //!
 //! # Texture units and handles
 //!
@@ -34,7 +39,9 @@
 //!
 //! 1. X — s (float) or the integer x of fetches. **Cube maps**: `face << 29 | (bits(s) &
 //!    0x1FFFFFFF)`, s in [0, 1]; the reader restores s as `from_bits(X & 0x1FFFFFFF |
-//!    0x20000000)`, which is exact for every s the cube sequence produces (0, or at least 2⁻⁵⁰).
+//!    0x20000000)`, which is exact for every s the cube sequence produces except s = 0 (read back
+//!    as 2⁻⁶³; the other values are at least 2⁻⁵⁰), a difference that changes neither a texel
+//!    index nor an implicit LOD (f32 differences of coordinates at least 2⁻³⁰ apart absorb it).
 //! 2. Y — t (not for 1D and buffers).
 //! 3. Z — r (3D only).
 //! 4. array layer — the float coordinate for sampling and gathering (the texture unit rounds and
@@ -67,7 +74,11 @@
 //!   and the model must be matched bit for bit. The only divergence is a lane whose direction is
 //!   zero or NaN: the model's s/t are NaN there (texel 0 after its NaN-to-0 index clamp) while
 //!   the clamp modifier gives 0 (also texel 0), so the fetched texel agrees but an implicit LOD
-//!   over such a quad may not.
+//!   over such a quad may not. (Assumed of the emulator, as docs/lowering.md does: `FRCP.f32` is
+//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to 0.)
+//! * **Texel offsets** are only passed (the model's `sample`/`gather` take none): the texture
+//!   unit adds them to the integer texel coordinates — `floor(s·w) + offset` before the edge
+//!   clamp when sampling, `i0 + offset` when gathering, `x + offset` when fetching.
 //! * **Shadow reference** placement (tgsi.rst): with at most two coordinate components
 //!   (layer included) `src0.z`; with three `src0.w`; with four (cube arrays) `src1.x` for TEX2
 //!   and TG4, `src1.y` for TXB2/TXL2; TXB and TXL always read `src0.z` (so they reject shadow
