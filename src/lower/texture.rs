@@ -311,19 +311,18 @@ fn units(ctx: &mut Ctx, reg: &Register) -> Vec<u32> {
     }
 }
 
-/// Records the units of `texture` in the metadata and builds the handle. `sampler` is `None`
-/// for fetches (sampler 0).
-fn bind(ctx: &mut Ctx, texture: &Register, sampler: Option<&Register>, target: Target) -> Option<Binding> {
-    for r in [Some(texture), sampler].into_iter().flatten() {
-        if r.index.indirect.is_none() && r.index.value < 0 {
-            ctx.unsupported(&format!("{}[{}]", r.file.name(), r.index.value), "resource indices are not negative");
-            return None;
-        }
+/// Records every unit `texture` may name in the metadata (target, view return type) and
+/// returns the units and the result register type (from the first unit's view).
+fn record_units(ctx: &mut Ctx, texture: &Register, target: Target) -> Option<(Vec<u32>, RegisterType)> {
+    if texture.index.indirect.is_none() && texture.index.value < 0 {
+        let what = format!("{}[{}]", texture.file.name(), texture.index.value);
+        ctx.unsupported(&what, "resource indices are not negative");
+        return None;
     }
+    let units = units(ctx, texture);
     let mut register_type = None;
-    for unit in units(ctx, texture) {
-        let view = view_declaration(ctx, i64::from(unit));
-        let return_type = view.map(|(_, rt)| rt);
+    for &unit in &units {
+        let return_type = view_declaration(ctx, i64::from(unit)).map(|(_, rt)| rt);
         register_type.get_or_insert(match return_type {
             Some(ReturnType::Sint) => RegisterType::S,
             Some(ReturnType::Uint) => RegisterType::U,
@@ -335,7 +334,17 @@ fn bind(ctx: &mut Ctx, texture: &Register, sampler: Option<&Register>, target: T
             return_type: return_type.map(|r| r.name().to_string()),
         });
     }
-    let register_type = register_type.unwrap_or(RegisterType::F);
+    Some((units, register_type.unwrap_or(RegisterType::F)))
+}
+
+/// Records the units of `texture` in the metadata and builds the handle. `sampler` is `None`
+/// for fetches (sampler 0).
+fn bind(ctx: &mut Ctx, texture: &Register, sampler: Option<&Register>, target: Target) -> Option<Binding> {
+    if let Some(s) = sampler.filter(|s| s.index.indirect.is_none() && s.index.value < 0) {
+        ctx.unsupported(&format!("{}[{}]", s.file.name(), s.index.value), "resource indices are not negative");
+        return None;
+    }
+    let (_, register_type) = record_units(ctx, texture, target)?;
     let direct = |r: &Register| (r.index.indirect.is_none() && r.index.value < 1024).then_some(r.index.value as u32);
     let texture_index = direct(texture);
     let sampler_index = match sampler {
@@ -984,19 +993,8 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         }
     };
     let mask = needed(inst, &IDENTITY);
-    if texture.index.indirect.is_none() && texture.index.value < 0 {
-        return ctx.unsupported(&format!("{}[{}]", texture.file.name(), texture.index.value), "negative unit");
-    }
     // Record the units like any other access (the driver supplies the sysval from them).
-    let units = units(ctx, &texture);
-    for &unit in &units {
-        let return_type = view_declaration(ctx, i64::from(unit)).map(|(_, rt)| rt.name().to_string());
-        ctx.io.textures.entry(unit).or_insert_with(|| TextureBinding {
-            unit,
-            target: target.name().to_string(),
-            return_type,
-        });
-    }
+    let Some((units, _)) = record_units(ctx, &texture, target) else { return };
     if mask == 0 {
         return;
     }
