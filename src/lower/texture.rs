@@ -544,8 +544,9 @@ fn fixed88_word(ctx: &mut Ctx, value: Src) -> Option<Value> {
 
 // ---- Coordinates ------------------------------------------------------------------------------
 
-/// The offset word: texel offsets in bytes 0–2, the sample index in byte 2, the level in byte 3.
-/// `None` when it would be zero.
+/// The offset word: texel offsets in bytes 0–2, the sample index in byte 2, the level in byte 3;
+/// `Some(None)` when it is zero (no word, no `.texel_offset`), `None` when the offsets are
+/// rejected.
 fn offset_word(
     ctx: &mut Ctx,
     inst: &Instruction,
@@ -553,10 +554,10 @@ fn offset_word(
     sample: Option<Src>,
     level: Option<Src>,
 ) -> Option<Option<Value>> {
-    let mut constant = 0u32;
+    let mut fixed_bits = 0u32;
     let mut terms: Vec<Value> = Vec::new();
-    let mut byte = |ctx: &mut Ctx, value: Src, shift: u32, mask: u32| match self::constant(ctx, value) {
-        Some(bits) => constant |= (bits << shift) & mask,
+    let mut byte = |ctx: &mut Ctx, value: Src, shift: u32, mask: u32| match constant(ctx, value) {
+        Some(bits) => fixed_bits |= (bits << shift) & mask,
         None => {
             let v = to_value(ctx, value);
             let term =
@@ -593,8 +594,8 @@ fn offset_word(
     }
     if let Some(level) = level {
         // min(level, 255) as unsigned: negative and large levels stay out of range.
-        match self::constant(ctx, level) {
-            Some(bits) => constant |= bits.min(255) << 24,
+        match constant(ctx, level) {
+            Some(bits) => fixed_bits |= bits.min(255) << 24,
             None => {
                 let l = to_value(ctx, level);
                 let clamped = ctx.builder().csel(
@@ -612,13 +613,13 @@ fn offset_word(
     let mut word: Option<Value> = None;
     for term in terms {
         word = Some(match word {
-            None if constant == 0 => term,
-            None => ctx.builder().or(term, Src::konst(constant)),
+            None if fixed_bits == 0 => term,
+            None => ctx.builder().or(term, Src::konst(fixed_bits)),
             Some(w) => ctx.builder().or(term, w),
         });
     }
-    if word.is_none() && constant != 0 {
-        word = Some(ctx.builder().konst(constant));
+    if word.is_none() && fixed_bits != 0 {
+        word = Some(ctx.builder().konst(fixed_bits));
     }
     Some(word)
 }
