@@ -1,10 +1,1146 @@
-//! Lowering of the `texture` opcode family (see docs/lowering.md).
+//! Texturing, texture queries and derivatives (§C.11 and §C.12 of the lowering reference).
+//!
+//! # Opcodes
+//!
+//! | TGSI | Valhall |
+//! | --- | --- |
+//! | TEX, TXP, TXB, TXL, TEX_LZ, TEX2, TXB2, TXL2; SAMPLE, SAMPLE_B, SAMPLE_C, SAMPLE_C_LZ, SAMPLE_L | `TEX_SINGLE` |
+//! | TXF, TXF_LZ; SAMPLE_I, SAMPLE_I_MS | `TEX_FETCH` (sampler 0) |
+//! | TG4; GATHER4 | `TEX_GATHER` |
+//! | TXQ, TXQ_LZ; SVIEWINFO | `texture_size.U` sysval words (no instruction), shifted by the level |
+//! | DDX, DDY (coarse), DDX_FINE, DDY_FINE | two `CLPER.i32.subgroup4` and an `FADD` |
+//!
+//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, DSX →
+//! DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ = TXQ at
+//! level 0).
+//!
+//! Rejected, with the reason in the diagnostic: TXD, TEXLDD and SAMPLE_D (the gradient
+//! descriptor needs `TEX_GRADIENT`'s derivative-enable bit 15, which the ISA tables cannot
+//! express, docs/valhall.md §8), LODQ and LOD (force-delta-enable bit 12, likewise), TXQS and
+//! SAMPLE_INFO (no sample count reaches the shader), SAMPLE_POS, the 7.11–8.0 LOAD_MS (no sample
+//! operand), sampling (as opposed to fetching) buffer and multisample textures, and the
+//! combinations TGSI itself declares illegal (below).
+//!
+//! # Texture units and handles
+//!
+//! TEX-style opcodes use texture *and* sampler `u` of their `SAMP[u]` operand; SAMPLE-style
+//! opcodes use texture `v` of `SVIEW[v]` and sampler `s` of `SAMP[s]`; fetches use sampler 0
+//! (docs/metadata.md). With constant indices below 1024 the 64-bit handle source is the narrow
+//! packed word `4 << 27 | texture << 16 | 3 << 11 | sampler` (high word 0), pushed as a literal
+//! pair (`uN`); an indirect index uses `.wide_indices` with the pair (sampler handle `3 << 24 |
+//! s`, texture handle `4 << 24 | t`). Every unit an instruction may reach is recorded in the
+//! metadata's `textures` with its target and the return type of its `SVIEW` declaration. The
+//! result register type is `f`, `u` or `s` from that return type (`f` when no view is declared),
+//! 32 bits wide.
+//!
+//! # Staging vector (what the emulator reads)
+//!
+//! In this order, absent entries dropped (§C.12.2):
+//!
+//! 1. X — s (float) or the integer x of fetches. **Cube maps**: `face << 29 | (bits(s) &
+//!    0x1FFFFFFF)`, s in [0, 1]; the reader restores s as `from_bits(X & 0x1FFFFFFF |
+//!    0x20000000)`, which is exact for every s the cube sequence produces except s = 0 (read back
+//!    as 2⁻⁶³; the other values are at least 2⁻⁵⁰), a difference that changes neither a texel
+//!    index nor an implicit LOD (f32 differences of coordinates at least 2⁻³⁰ apart absorb it).
+//! 2. Y — t (not for 1D and buffers).
+//! 3. Z — r (3D only).
+//! 4. array layer — the float coordinate for sampling and gathering (the texture unit rounds and
+//!    clamps it), the integer layer for fetches.
+//! 5. shadow reference (float).
+//! 6. offset word (sets `.texel_offset`): bytes 0–2 the signed texel offsets in x, y, z (only the
+//!    target's dimensions), byte 2 the sample index of multisample fetches, byte 3 the level of
+//!    fetches (`min(level, 255)` unsigned, so out-of-range levels stay out of range).
+//! 7. LOD or bias word (`.explicit`, `.computed_bias`): signed 8.8 in bits 0–15, bits 16–31 zero.
+//!
+//! # Semantics (shared with the interpreter, defined by `src/exec/texture.rs`)
+//!
+//! * **LOD and bias** are converted exactly as [`lod_to_fixed88`]: `FMA.clamp_m1_1 l, 1/16, -0`,
+//!   `FMA ×4096`, `F32_TO_S32.rtz`, low 16 bits. Constants are converted at compile time; an
+//!   explicit LOD whose 8.8 value is 0 uses `.zero` (no word), a constant zero bias `.computed`.
+//! * **Implicit LOD** (TEX, TXP, TXB, TEX2, TXB2, SAMPLE, SAMPLE_B, SAMPLE_C) exists only in
+//!   fragment shaders; elsewhere the LOD is 0 and a bias is dropped (Mesa's
+//!   `lower_invalid_implicit_lod`). Fragment shaders using it, or derivatives, set
+//!   `flags.needs_helper_threads`.
+//! * **TXP** multiplies s, t, r and the shadow reference by `rcp(q)` (one `FRCP`, then one
+//!   `FMUL` each, as Mesa's projector lowering does), not the array layer; it is rejected on
+//!   arrays and cube maps, where GL has no projective lookup.
+//! * **RECT** coordinates are passed unnormalised; the texture's RECT-ness (the sampler's
+//!   unnormalised-coordinates bit) is a property of the bound texture, as in the model.
+//! * **Cube maps** are projected by plain ALU instructions in the order of [`cube_project`]:
+//!   `ma = max(max(|x|, |y|), |z|)` (`FMAX`, NaN-ignoring), face and major-axis selection by
+//!   `CSEL.f32` on `|x| == ma`, then `|y| == ma` (so ties go to x, then y), signs by `c >= 0`,
+//!   `h = FRCP(ma) · 0.5`, `s = FMA.clamp_0_1(sc, h, 0.5)`, likewise t. The hardware's
+//!   `CUBEFACE*`/`CUBE_*SEL` are not used: their tie-breaking and rounding are not documented,
+//!   and the model must be matched bit for bit. The only divergence is a lane whose direction is
+//!   zero or NaN: the model's s/t are NaN there (texel 0 after its NaN-to-0 index clamp) while
+//!   the clamp modifier gives 0 (also texel 0), so the fetched texel agrees but an implicit LOD
+//!   over such a quad may not. (Assumed of the emulator, as docs/lowering.md does: `FRCP.f32` is
+//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to 0.)
+//! * **Texel offsets** are only passed (the model's `sample`/`gather` take none): the texture
+//!   unit adds them to the integer texel coordinates — `floor(s·w) + offset` before the edge
+//!   clamp when sampling, `i0 + offset` when gathering, `x + offset` when fetching.
+//! * **Shadow reference** placement (tgsi.rst): with at most two coordinate components
+//!   (layer included) `src0.z`; with three `src0.w`; with four (cube arrays) `src1.x` for TEX2
+//!   and TG4, `src1.y` for TXB2/TXL2; TXB and TXL always read `src0.z` (so they reject shadow
+//!   targets with three or more components); SAMPLE_C* read `src3.x`.
+//! * **Gather** (TG4, GATHER4) reads level 0; the component is TG4's constant `src1.x`, or
+//!   GATHER4's sampler swizzle `.x` (llvmpipe's convention). Shadow gathers compare.
+//! * **SAMPLE\*** results are swizzled by the `SVIEW` operand's swizzle (tgsi.rst).
+//! * **TXQ/SVIEWINFO** follow `Texture::query_size`: width/height/depth are `max(size >>
+//!   min(level, 31), 1)` with the level taken as unsigned, layers and levels unshifted, zeros in
+//!   the unused components, buffers `(width, 0, 0, 1)`. The sysval `texture_size.U` is read as
+//!   its documented components: x width, y height, z depth (3D) or layers (arrays, cube arrays in
+//!   cubes), w levels.
+//! * **Derivatives**: DDX/DDY are coarse (lanes 1 − 0 and 2 − 0 of the quad), the `_FINE` forms
+//!   use the lane's own row/column; lanes outside the active mask contribute 0 (`CLPER`'s
+//!   inactive result).
+//!
+//! [`cube_project`]: crate::exec::texture::cube_project
 
 use super::Ctx;
-use crate::tgsi::ast::Instruction;
+use super::operand::{self, Kind, fsrc, isrc, to_value, write};
+use crate::emit::meta::TextureBinding;
+use crate::exec::texture::lod_to_fixed88;
+use crate::ir::builder::{LANE_B00, NEG_ZERO, byte0};
+use crate::ir::{InstKind, Operand, Src, Stage, Value};
+use crate::tgsi::ast::{File, Index, Instruction, Register, ResourceDecl, ReturnType, TextureTarget};
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::tables::{
+    Clamp, Condition, Dimension, FetchComponent, LodMode, Mux, RegisterType, RegisterWidth, RoundMode, Slot,
+    SubgroupSize, WriteMask,
+};
+use crate::valhall::{Instr, IsaEnum, Opcode as Op, Special};
+use std::collections::HashMap;
 
 /// Lowers `inst` if it belongs to this family; returns whether it did.
-pub fn lower(_ctx: &mut Ctx, _inst: &Instruction, _opcode: Opcode) -> bool {
+pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
+    use Opcode as O;
+    match opcode {
+        O::Tex | O::Txp | O::Txb | O::Txl | O::TexLz | O::Tex2 | O::Txb2 | O::Txl2 | O::Tg4 => {
+            tex_sample(ctx, inst, opcode)
+        }
+        O::Sample | O::SampleB | O::SampleC | O::SampleCLz | O::SampleL | O::Gather4 => view_sample(ctx, inst, opcode),
+        O::Txf | O::TxfLz => tex_fetch(ctx, inst, opcode),
+        O::SampleI | O::SampleIMs => view_fetch(ctx, inst, opcode),
+        O::Txq | O::TxqLz | O::Sviewinfo => size_query(ctx, inst, opcode),
+        O::Ddx | O::Ddy | O::DdxFine | O::DdyFine => derivative(ctx, inst, opcode),
+        O::Txd | O::SampleD => ctx.unsupported(
+            inst.opcode.name(),
+            "sampling with explicit derivatives needs TEX_GRADIENT with its derivative-enable bit (15), which \
+             the ISA tables and the IR cannot express yet (docs/valhall.md §8)",
+        ),
+        O::Lodq | O::Lod => ctx.unsupported(
+            inst.opcode.name(),
+            "the LOD query needs TEX_GRADIENT with its force-delta-enable bit (12), which the ISA tables and \
+             the IR cannot express yet (docs/valhall.md §8)",
+        ),
+        O::Txqs | O::SampleInfo => ctx.unsupported(
+            inst.opcode.name(),
+            "the sample count of a texture is not available to the shader: the metadata has no sysval for it \
+             and Gallium panfrost exposes none",
+        ),
+        O::SamplePos => ctx.unsupported(
+            inst.opcode.name(),
+            "sample positions of a resource are not available to the shader (no driver implements SAMPLE_POS)",
+        ),
+        _ => return false,
+    }
+    true
+}
+
+// ---- Targets ----------------------------------------------------------------------------------
+
+/// The geometry of a texture target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    Buffer,
+    D1,
+    D2,
+    D3,
+    Cube,
+    Rect,
+}
+
+/// A texture target, taken apart.
+#[derive(Clone, Copy, Debug)]
+struct Target {
+    tgsi: TextureTarget,
+    shape: Shape,
+    array: bool,
+    shadow: bool,
+    msaa: bool,
+}
+
+impl Target {
+    fn of(tgsi: TextureTarget) -> Option<Target> {
+        use TextureTarget as T;
+        let tgsi = tgsi.canonical();
+        let (shape, array, shadow, msaa) = match tgsi {
+            T::Buffer => (Shape::Buffer, false, false, false),
+            T::Tex1D => (Shape::D1, false, false, false),
+            T::Tex2D => (Shape::D2, false, false, false),
+            T::Tex3D => (Shape::D3, false, false, false),
+            T::Cube => (Shape::Cube, false, false, false),
+            T::Rect => (Shape::Rect, false, false, false),
+            T::Shadow1D => (Shape::D1, false, true, false),
+            T::Shadow2D => (Shape::D2, false, true, false),
+            T::ShadowRect => (Shape::Rect, false, true, false),
+            T::Array1D => (Shape::D1, true, false, false),
+            T::Array2D => (Shape::D2, true, false, false),
+            T::ShadowArray1D => (Shape::D1, true, true, false),
+            T::ShadowArray2D => (Shape::D2, true, true, false),
+            T::ShadowCube => (Shape::Cube, false, true, false),
+            T::Msaa2D => (Shape::D2, false, false, true),
+            T::ArrayMsaa2D => (Shape::D2, true, false, true),
+            T::CubeArray => (Shape::Cube, true, false, false),
+            T::ShadowCubeArray => (Shape::Cube, true, true, false),
+            _ => return None,
+        };
+        Some(Target { tgsi, shape, array, shadow, msaa })
+    }
+
+    /// Spatial coordinate components in the source (a cube map's direction has three).
+    fn coords(self) -> usize {
+        match self.shape {
+            Shape::Buffer | Shape::D1 => 1,
+            Shape::D2 | Shape::Rect => 2,
+            Shape::D3 | Shape::Cube => 3,
+        }
+    }
+
+    /// Dimensions a texel offset applies to.
+    fn offset_dims(self) -> usize {
+        match self.shape {
+            Shape::Cube => 0,
+            _ => self.coords(),
+        }
+    }
+
+    /// Coordinate components including the array layer.
+    fn components(self) -> usize {
+        self.coords() + usize::from(self.array)
+    }
+
+    fn dimension(self) -> Dimension {
+        match self.shape {
+            Shape::Buffer | Shape::D1 => Dimension::D1d,
+            Shape::D2 | Shape::Rect => Dimension::D2d,
+            Shape::D3 => Dimension::D3d,
+            Shape::Cube => Dimension::Cube,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        self.tgsi.name()
+    }
+}
+
+/// The target operand of a TEX-style instruction.
+fn instruction_target(ctx: &mut Ctx, inst: &Instruction) -> Option<Target> {
+    let found = inst.texture_target.and_then(Target::of);
+    if found.is_none() {
+        let what = match inst.texture_target {
+            Some(t) => format!("{} on target {}", inst.opcode.name(), t.name()),
+            None => format!("{} without a texture target", inst.opcode.name()),
+        };
+        ctx.unsupported(&what, "the target decides the coordinate layout; UNKNOWN has none");
+    }
+    found
+}
+
+/// The `DCL SVIEW` (or legacy `DCL RES`) declaration covering view `unit`.
+fn view_declaration(ctx: &Ctx, unit: i64) -> Option<(TextureTarget, ReturnType)> {
+    ctx.program.declarations().find_map(|d| {
+        let covers = matches!(d.file, File::SamplerView | File::LegacyResource)
+            && (i64::from(d.first)..=i64::from(d.last)).contains(&unit);
+        match &d.resource {
+            Some(ResourceDecl::SamplerView { target, return_types }) if covers => Some((*target, return_types[0])),
+            _ => None,
+        }
+    })
+}
+
+/// The target of a SAMPLE-style view operand, from its declaration.
+fn view_target(ctx: &mut Ctx, inst: &Instruction, view: &Register) -> Option<Target> {
+    if !matches!(view.file, File::SamplerView | File::LegacyResource) {
+        ctx.unsupported(
+            &format!("{} with a {} operand", inst.opcode.name(), view.file.name()),
+            "its second operand must be a sampler view (SVIEW)",
+        );
+        return None;
+    }
+    let unit = i64::from(view.index.value);
+    let found = view_declaration(ctx, unit).and_then(|(t, _)| Target::of(t));
+    if found.is_none() {
+        ctx.unsupported(
+            &format!("{} on an undeclared sampler view", inst.opcode.name()),
+            "the target comes from the view's DCL SVIEW declaration",
+        );
+    }
+    found
+}
+
+// ---- Texture units and handles ----------------------------------------------------------------
+
+/// How the instruction names its texture and sampler.
+struct Binding {
+    /// The 64-bit texture/sampler source.
+    handle: Src,
+    wide: bool,
+    register_type: RegisterType,
+}
+
+impl Binding {
+    /// Whether results are integers (no float saturation).
+    fn kind(&self) -> Kind {
+        if self.register_type == RegisterType::F { Kind::Float } else { Kind::Int }
+    }
+}
+
+const TEXTURE_TABLE: u32 = 4;
+const SAMPLER_TABLE: u32 = 3;
+
+/// The units a register operand may name: itself, or the declared range of an indirect one.
+fn units(ctx: &mut Ctx, reg: &Register) -> Vec<u32> {
+    match reg.index.indirect {
+        None => vec![reg.index.value.max(0) as u32],
+        Some(_) => {
+            let (first, last) = operand::array_range(ctx, reg.file, &reg.index);
+            (first.max(0)..=last.max(0)).map(|u| u as u32).collect()
+        }
+    }
+}
+
+/// Records every unit `texture` may name in the metadata (target, view return type) and
+/// returns the units and the result register type (from the first unit's view).
+fn record_units(ctx: &mut Ctx, texture: &Register, target: Target) -> Option<(Vec<u32>, RegisterType)> {
+    if texture.index.indirect.is_none() && texture.index.value < 0 {
+        let what = format!("{}[{}]", texture.file.name(), texture.index.value);
+        ctx.unsupported(&what, "resource indices are not negative");
+        return None;
+    }
+    let units = units(ctx, texture);
+    let mut register_type = None;
+    for &unit in &units {
+        let return_type = view_declaration(ctx, i64::from(unit)).map(|(_, rt)| rt);
+        register_type.get_or_insert(match return_type {
+            Some(ReturnType::Sint) => RegisterType::S,
+            Some(ReturnType::Uint) => RegisterType::U,
+            _ => RegisterType::F,
+        });
+        ctx.io.textures.entry(unit).or_insert_with(|| TextureBinding {
+            unit,
+            target: target.name().to_string(),
+            return_type: return_type.map(|r| r.name().to_string()),
+        });
+    }
+    Some((units, register_type.unwrap_or(RegisterType::F)))
+}
+
+/// Records the units of `texture` in the metadata and builds the handle. `sampler` is `None`
+/// for fetches (sampler 0).
+fn bind(ctx: &mut Ctx, texture: &Register, sampler: Option<&Register>, target: Target) -> Option<Binding> {
+    if let Some(s) = sampler.filter(|s| s.index.indirect.is_none() && s.index.value < 0) {
+        ctx.unsupported(&format!("{}[{}]", s.file.name(), s.index.value), "resource indices are not negative");
+        return None;
+    }
+    let (_, register_type) = record_units(ctx, texture, target)?;
+    let direct = |r: &Register| (r.index.indirect.is_none() && r.index.value < 1024).then_some(r.index.value as u32);
+    let texture_index = direct(texture);
+    let sampler_index = match sampler {
+        Some(s) => direct(s),
+        None => Some(0),
+    };
+    if let (Some(t), Some(s)) = (texture_index, sampler_index) {
+        let word = TEXTURE_TABLE << 27 | t << 16 | SAMPLER_TABLE << 11 | s;
+        let handle = match ctx.fau.literal_pair(word, 0) {
+            Some(w) => Src::new(Operand::Uniform(w)),
+            None => {
+                let lo = ctx.builder().konst(word);
+                let hi = ctx.builder().konst(0);
+                Src::new(Operand::Pair(lo, hi))
+            }
+        };
+        return Some(Binding { handle, wide: false, register_type });
+    }
+    // Wide form: full handles, sampler in the low word. TEX-style opcodes index both with the
+    // same operand: compute the index once.
+    let texture_index = texture.index.indirect.map(|_| operand::address(ctx, &texture.index));
+    let handle_of = |ctx: &mut Ctx, reg: Option<&Register>, table: u32| -> Value {
+        match reg {
+            None => ctx.builder().konst(table << 24),
+            Some(r) if r.index.indirect.is_none() => ctx.builder().konst(table << 24 | r.index.value as u32),
+            Some(r) => {
+                let index = match texture_index {
+                    Some(i) if r == texture => i,
+                    _ => operand::address(ctx, &r.index),
+                };
+                ctx.builder().or(index, Src::konst(table << 24))
+            }
+        }
+    };
+    let lo = handle_of(ctx, sampler, SAMPLER_TABLE);
+    let hi = handle_of(ctx, Some(texture), TEXTURE_TABLE);
+    Some(Binding { handle: Src::new(Operand::Pair(lo, hi)), wide: true, register_type })
+}
+
+// ---- Emitting the message ---------------------------------------------------------------------
+
+/// A texture message to emit.
+struct Message {
+    op: Op,
+    target: Target,
+    shadow: bool,
+    lod_mode: Option<LodMode>,
+    component: Option<FetchComponent>,
+    offset: bool,
+    /// Texel components to return (bit c = component c).
+    mask: u8,
+}
+
+fn set<E: IsaEnum>(mach: &mut Instr, key: &str, value: E) {
+    let r = mach.set(key, value);
+    debug_assert!(r.is_ok(), "{key}: {r:?}");
+}
+
+fn set_flag(mach: &mut Instr, key: &str, on: bool) {
+    let r = mach.set_flag(key, on);
+    debug_assert!(r.is_ok(), "{key}: {r:?}");
+}
+
+/// Emits the message; returns the texel components it returns (packed in component order).
+fn emit(ctx: &mut Ctx, m: &Message, binding: &Binding, staging: &[Value]) -> [Option<Value>; 4] {
+    let mut mach = Instr::new(m.op);
+    set(&mut mach, "slot", Slot::Slot0);
+    set(&mut mach, "register_type", if m.shadow { RegisterType::F } else { binding.register_type });
+    set(&mut mach, "register_width", RegisterWidth::R32);
+    if let Some(mask) = WriteMask::from_index(m.mask) {
+        set(&mut mach, "write_mask", mask);
+    }
+    set(&mut mach, "dimension", m.target.dimension());
+    set_flag(&mut mach, "wide_indices", binding.wide);
+    set_flag(&mut mach, "array_enable", m.target.array);
+    set_flag(&mut mach, "texel_offset", m.offset);
+    if m.shadow {
+        set_flag(&mut mach, "shadow", true);
+    }
+    if let Some(mode) = m.lod_mode {
+        set(&mut mach, "lod_mode", mode);
+    }
+    if let Some(component) = m.component {
+        set(&mut mach, "fetch_component", component);
+    }
+    let count = m.mask.count_ones() as usize;
+    let list = ctx.builder().message(mach, &[binding.handle], &[staging], count);
+    let values = ctx.shader.get(list).to_vec();
+    let mut out = [None; 4];
+    let mut next = values.into_iter();
+    for (c, slot) in out.iter_mut().enumerate() {
+        if m.mask & (1 << c) != 0 {
+            *slot = next.next();
+        }
+    }
+    out
+}
+
+/// The texel components the destination needs, given the result swizzle.
+fn needed(inst: &Instruction, swizzle: &[usize; 4]) -> u8 {
+    inst.dst
+        .first()
+        .filter(|d| d.register.file != File::Null)
+        .map_or(0, |d| d.write_mask.components().fold(0, |m, c| m | 1 << swizzle[c.index()]))
+}
+
+/// Writes texel component `swizzle[c]` to each enabled destination channel c.
+fn write_texels(ctx: &mut Ctx, inst: &Instruction, texels: [Option<Value>; 4], swizzle: &[usize; 4], kind: Kind) {
+    let mut out = [None; 4];
+    for (c, slot) in out.iter_mut().enumerate() {
+        *slot = texels[swizzle[c]];
+    }
+    write(ctx, inst, 0, out, kind);
+}
+
+const IDENTITY: [usize; 4] = [0, 1, 2, 3];
+
+/// The swizzle of a source operand as component indices.
+fn swizzle_of(inst: &Instruction, k: usize) -> [usize; 4] {
+    std::array::from_fn(|c| inst.src[k].swizzle[c].index())
+}
+
+/// The constant a plain source holds: an IR constant, or a value copied from one (a `MOV` of an
+/// immediate into a temporary).
+fn constant(ctx: &Ctx, src: Src) -> Option<u32> {
+    if !src.is_plain() {
+        return None;
+    }
+    match src.operand {
+        Operand::Const(bits) => Some(bits),
+        Operand::Value(v) => {
+            let inst = ctx.shader.inst(ctx.shader.values[v.index()].def?);
+            (inst.kind == InstKind::Copy && inst.srcs[0].is_plain()).then_some(inst.srcs[0].operand.as_const()?)
+        }
+        _ => None,
+    }
+}
+
+// ---- Level of detail --------------------------------------------------------------------------
+
+/// How a sampling instruction chooses its level.
+#[derive(Clone, Copy, Debug)]
+enum Lod {
+    Zero,
+    Implicit,
+    Bias(Src),
+    Explicit(Src),
+}
+
+/// The LOD mode and the LOD/bias word of a sampling instruction.
+fn lod_setup(ctx: &mut Ctx, lod: Lod) -> (LodMode, Option<Value>) {
+    let fragment = ctx.stage == Stage::Fragment;
+    match lod {
+        Lod::Zero => (LodMode::Zero, None),
+        Lod::Implicit | Lod::Bias(_) if !fragment => (LodMode::Zero, None),
+        Lod::Implicit => {
+            ctx.io.flags.needs_helper_threads = true;
+            (LodMode::Computed, None)
+        }
+        Lod::Bias(bias) => {
+            ctx.io.flags.needs_helper_threads = true;
+            match fixed88_word(ctx, bias) {
+                None => (LodMode::Computed, None),
+                Some(word) => (LodMode::ComputedBias, Some(word)),
+            }
+        }
+        Lod::Explicit(level) => match fixed88_word(ctx, level) {
+            None => (LodMode::Zero, None),
+            Some(word) => (LodMode::Explicit, Some(word)),
+        },
+    }
+}
+
+/// The signed 8.8 word of a float LOD or bias (`lod_to_fixed88`), or `None` when it is the
+/// constant 0.
+fn fixed88_word(ctx: &mut Ctx, value: Src) -> Option<Value> {
+    if let Some(bits) = constant(ctx, Src { neg: false, abs: false, ..value }) {
+        let mut x = f32::from_bits(bits);
+        if value.abs {
+            x = x.abs();
+        }
+        if value.neg {
+            x = -x;
+        }
+        let fixed = lod_to_fixed88(x);
+        return (fixed != 0).then(|| ctx.builder().konst(fixed as u32 & 0xFFFF));
+    }
+    let mut scale = Instr::new(Op::FMA_F32);
+    let r = scale.set_clamp(Clamp::ClampM1_1);
+    debug_assert!(r.is_ok());
+    let mut b = ctx.builder();
+    let scaled = b.alu(scale, &[value, Src::f32(0.0625), Src::konst(NEG_ZERO)]);
+    let fixed = b.fmul(scaled, Src::f32(4096.0));
+    let int = b.f2i(true, fixed, RoundMode::Rtz);
+    Some(b.and(int, Src::konst(0xFFFF)))
+}
+
+// ---- Coordinates ------------------------------------------------------------------------------
+
+/// The offset word: texel offsets in bytes 0–2, the sample index in byte 2, the level in byte 3;
+/// `Some(None)` when it is zero (no word, no `.texel_offset`), `None` when the offsets are
+/// rejected.
+fn offset_word(
+    ctx: &mut Ctx,
+    inst: &Instruction,
+    target: Target,
+    sample: Option<Src>,
+    level: Option<Src>,
+) -> Option<Option<Value>> {
+    let mut fixed_bits = 0u32;
+    let mut terms: Vec<Value> = Vec::new();
+    let mut byte = |ctx: &mut Ctx, value: Src, shift: u32, mask: u32| match constant(ctx, value) {
+        Some(bits) => fixed_bits |= (bits << shift) & mask,
+        None => {
+            let v = to_value(ctx, value);
+            let term =
+                ctx.builder().shift_op(Op::LSHIFT_AND_I32, Src::new(v), byte0(Src::konst(shift)), Src::konst(mask));
+            terms.push(term);
+        }
+    };
+    if inst.texture_offsets.len() > 1 {
+        ctx.unsupported(
+            &format!("{} with {} texel offsets", inst.opcode.name(), inst.texture_offsets.len()),
+            "one offset applies to the whole footprint (independent gather offsets are lowered before TGSI)",
+        );
+        return None;
+    }
+    if let Some(offset) = inst.texture_offsets.first() {
+        match target.shape {
+            Shape::Cube | Shape::Buffer => {
+                ctx.unsupported(
+                    &format!("texel offsets on a {} texture", target.name()),
+                    "GL defines texel offsets only for 1D, 2D, 3D and rectangle textures",
+                );
+                return None;
+            }
+            _ => {}
+        }
+        let reg = Register { file: offset.file, dimension: None, index: Index::direct(offset.index) };
+        for j in 0..target.offset_dims() {
+            let operand = operand::base_operand(ctx, &reg, offset.swizzle[j]);
+            byte(ctx, Src::new(operand), 8 * j as u32, 0xFF << (8 * j));
+        }
+    }
+    if let Some(sample) = sample {
+        byte(ctx, sample, 16, 0xFF_0000);
+    }
+    if let Some(level) = level {
+        // min(level, 255) as unsigned: negative and large levels stay out of range.
+        match constant(ctx, level) {
+            Some(bits) => fixed_bits |= bits.min(255) << 24,
+            None => {
+                let l = to_value(ctx, level);
+                let clamped = ctx.builder().csel(
+                    false,
+                    Condition::Gt,
+                    Src::new(l),
+                    Src::konst(255),
+                    Src::konst(255),
+                    Src::new(l),
+                );
+                terms.push(ctx.builder().shl(clamped, Src::konst(24)));
+            }
+        }
+    }
+    let mut word: Option<Value> = None;
+    for term in terms {
+        word = Some(match word {
+            None if fixed_bits == 0 => term,
+            None => ctx.builder().or(term, Src::konst(fixed_bits)),
+            Some(w) => ctx.builder().or(term, w),
+        });
+    }
+    if word.is_none() && fixed_bits != 0 {
+        word = Some(ctx.builder().konst(fixed_bits));
+    }
+    Some(word)
+}
+
+/// Cube-map face selection and projection, instruction for instruction the sequence of
+/// `exec::texture::cube_project`; returns X (`face << 29` over the low 29 bits of s) and t.
+fn cube_coords(ctx: &mut Ctx, x: Value, y: Value, z: Value) -> (Value, Value) {
+    let face = |n: u32| Src::konst(n << 29);
+    let mut b = ctx.builder();
+    let ax = b.fadd(Src::new(x).absolute(), Src::konst(NEG_ZERO));
+    let ay = b.fadd(Src::new(y).absolute(), Src::konst(NEG_ZERO));
+    let max_xy = b.fmax(ax, ay);
+    let ma = b.fmax(max_xy, Src::new(z).absolute());
+    let nx = b.fadd(Src::new(x).negated(), Src::konst(NEG_ZERO));
+    let ny = b.fadd(Src::new(y).negated(), Src::konst(NEG_ZERO));
+    let nz = b.fadd(Src::new(z).negated(), Src::konst(NEG_ZERO));
+    let non_negative = |b: &mut crate::ir::builder::Builder, c: Value, t: Src, f: Src| {
+        b.csel_f32(Condition::Ge, Src::new(c), Src::konst(0), t, f)
+    };
+    // ±X: face 0/1, sc = ∓z, tc = −y.  ±Y: face 2/3, sc = x, tc = ±z.  ±Z: face 4/5, sc = ±x, tc = −y.
+    let x_face = non_negative(&mut b, x, face(0), face(1));
+    let x_s = non_negative(&mut b, x, Src::new(nz), Src::new(z));
+    let y_face = non_negative(&mut b, y, face(2), face(3));
+    let y_t = non_negative(&mut b, y, Src::new(z), Src::new(nz));
+    let z_face = non_negative(&mut b, z, face(4), face(5));
+    let z_s = non_negative(&mut b, z, Src::new(x), Src::new(nx));
+    // The first axis whose magnitude is the maximum: x, then y, else z.
+    let major = |b: &mut crate::ir::builder::Builder, a: Value, t: Value, f: Value| {
+        b.csel_f32(Condition::Eq, Src::new(a), Src::new(ma), Src::new(t), Src::new(f))
+    };
+    let yz_face = major(&mut b, ay, y_face, z_face);
+    let face_word = major(&mut b, ax, x_face, yz_face);
+    let yz_s = major(&mut b, ay, x, z_s);
+    let sc = major(&mut b, ax, x_s, yz_s);
+    let yz_t = major(&mut b, ay, y_t, ny);
+    let tc = major(&mut b, ax, ny, yz_t);
+    let rcp = b.frcp(ma);
+    let half_rcp = b.fmul(rcp, Src::f32(0.5));
+    let project = |b: &mut crate::ir::builder::Builder, c: Value| {
+        let mut fma = Instr::new(Op::FMA_F32);
+        let r = fma.set_clamp(Clamp::Clamp0_1);
+        debug_assert!(r.is_ok());
+        b.alu(fma, &[Src::new(c), Src::new(half_rcp), Src::f32(0.5)])
+    };
+    let s = project(&mut b, sc);
+    let t = project(&mut b, tc);
+    let mut mux = Instr::new(Op::MUX_I32);
+    set(&mut mux, "mux", Mux::Bit);
+    let packed = b.alu(mux, &[Src::new(s), Src::new(face_word), Src::konst(0x1FFF_FFFF)]);
+    (packed, t)
+}
+
+// ---- Sampling and gathering -------------------------------------------------------------------
+
+/// What a sampling-style instruction does.
+#[derive(Clone, Copy, Debug)]
+enum Sampling {
+    Single(Lod),
+    Gather(u8),
+}
+
+/// A sampling or gather request, its sources already chosen.
+struct SampleSpec {
+    target: Target,
+    shadow: bool,
+    op: Sampling,
+    /// Spatial coordinates (a cube map's direction), then the layer.
+    coords: Vec<Src>,
+    layer: Option<Src>,
+    reference: Option<Src>,
+    /// TXP's divisor.
+    project: Option<Src>,
+    swizzle: [usize; 4],
+}
+
+fn sample(ctx: &mut Ctx, inst: &Instruction, spec: SampleSpec, binding: Binding) {
+    let mask = needed(inst, &spec.swizzle);
+    if mask == 0 {
+        return;
+    }
+    let (mut coords, mut reference) = (spec.coords, spec.reference);
+    if let Some(q) = spec.project {
+        let rcp = ctx.builder().frcp(q);
+        for c in coords.iter_mut().chain(reference.iter_mut()) {
+            *c = Src::new(ctx.builder().fmul(*c, rcp));
+        }
+    }
+    let mut staging: Vec<Value> = Vec::new();
+    if spec.target.shape == Shape::Cube {
+        let dir: Vec<Value> = coords.iter().map(|&c| to_value(ctx, c)).collect();
+        let (x, t) = cube_coords(ctx, dir[0], dir[1], dir[2]);
+        staging.extend([x, t]);
+    } else {
+        for &c in &coords {
+            staging.push(to_value(ctx, c));
+        }
+    }
+    for src in [spec.layer, reference].into_iter().flatten() {
+        staging.push(to_value(ctx, src));
+    }
+    let Some(offset) = offset_word(ctx, inst, spec.target, None, None) else { return };
+    staging.extend(offset);
+    let (op, lod_mode, component) = match spec.op {
+        Sampling::Single(lod) => {
+            let (mode, word) = lod_setup(ctx, lod);
+            staging.extend(word);
+            (Op::TEX_SINGLE, Some(mode), None)
+        }
+        Sampling::Gather(c) => (Op::TEX_GATHER, None, FetchComponent::from_index(c)),
+    };
+    let message =
+        Message { op, target: spec.target, shadow: spec.shadow, lod_mode, component, offset: offset.is_some(), mask };
+    let texels = emit(ctx, &message, &binding, &staging);
+    let kind = if spec.shadow { Kind::Float } else { binding.kind() };
+    write_texels(ctx, inst, texels, &spec.swizzle, kind);
+}
+
+/// Rejects sampling (as opposed to fetching) targets that have no filtering.
+fn check_sampleable(ctx: &mut Ctx, inst: &Instruction, target: Target) -> bool {
+    let why = match target.shape {
+        Shape::Buffer => "buffer textures can only be fetched (TXF, SAMPLE_I)",
+        _ if target.msaa => "multisample textures can only be fetched (TXF, SAMPLE_I_MS)",
+        _ => return true,
+    };
+    ctx.unsupported(&format!("{} on a {} texture", inst.opcode.name(), target.name()), why);
     false
+}
+
+/// Rejects gathers outside 2D, 2D array and cube (array) targets (tgsi.rst).
+fn check_gatherable(ctx: &mut Ctx, inst: &Instruction, target: Target) -> bool {
+    if matches!(target.shape, Shape::D2 | Shape::Cube) && !target.msaa {
+        return true;
+    }
+    ctx.unsupported(
+        &format!("{} on a {} texture", inst.opcode.name(), target.name()),
+        "gathers work on 2D, 2D array, cube and cube array textures only",
+    );
+    false
+}
+
+/// TEX, TXP, TXB, TXL, TEX_LZ, TEX2, TXB2, TXL2, TG4.
+fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    use Opcode as O;
+    let Some(target) = instruction_target(ctx, inst) else { return };
+    if !check_sampleable(ctx, inst, target) {
+        return;
+    }
+    let n = target.components();
+    let reject = |ctx: &mut Ctx, why: &str| {
+        ctx.unsupported(&format!("{} on a {} texture", inst.opcode.name(), target.name()), why);
+    };
+    match opcode {
+        O::Tex if target.shadow && n == 4 => {
+            return reject(ctx, "the reference of a shadow cube array does not fit in src0; TGSI uses TEX2");
+        }
+        O::Txb | O::Txl if n == 4 => {
+            return reject(ctx, "src0.w holds the layer of a cube array; TGSI uses TXB2/TXL2");
+        }
+        O::Txb | O::Txl if target.shadow && n == 3 => {
+            return reject(
+                ctx,
+                "TXB/TXL read the shadow reference from src0.z (tgsi.rst), which holds a coordinate or the \
+                 layer of this target; TGSI uses TXB2/TXL2",
+            );
+        }
+        O::Txp if target.array || target.shape == Shape::Cube => {
+            return reject(ctx, "projective lookups exist only for non-array, non-cube targets");
+        }
+        O::Tg4 if !check_gatherable(ctx, inst, target) => return,
+        _ => {}
+    }
+    let sampler_k = inst.src.len() - 1;
+    let sampler = inst.src[sampler_k].register;
+    let coords: Vec<Src> = (0..target.coords()).map(|j| fsrc(ctx, inst, 0, j)).collect();
+    let layer = target.array.then(|| fsrc(ctx, inst, 0, target.coords()));
+    let reference = target.shadow.then(|| match opcode {
+        O::Txb | O::Txl => fsrc(ctx, inst, 0, 2),
+        O::Txb2 | O::Txl2 if n == 4 => fsrc(ctx, inst, 1, 1),
+        _ if n == 4 => fsrc(ctx, inst, 1, 0),
+        _ if n == 3 => fsrc(ctx, inst, 0, 3),
+        _ => fsrc(ctx, inst, 0, 2),
+    });
+    let op = match opcode {
+        O::Tex | O::Txp | O::Tex2 => Sampling::Single(Lod::Implicit),
+        O::TexLz => Sampling::Single(Lod::Zero),
+        O::Txb => Sampling::Single(Lod::Bias(fsrc(ctx, inst, 0, 3))),
+        O::Txl => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 0, 3))),
+        O::Txb2 => Sampling::Single(Lod::Bias(fsrc(ctx, inst, 1, 0))),
+        O::Txl2 => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 1, 0))),
+        _ => {
+            // TG4: the component is src1.x, a constant (unused by shadow gathers).
+            let component = if target.shadow {
+                0
+            } else {
+                let src = operand::base_operand(ctx, &inst.src[1].register, inst.src[1].swizzle[0]);
+                match constant(ctx, Src::new(src)) {
+                    Some(c) if c < 4 => c as u8,
+                    _ => {
+                        return ctx.unsupported(
+                            "TG4 with a component that is not a constant 0–3",
+                            "the gathered component is a field of the instruction",
+                        );
+                    }
+                }
+            };
+            Sampling::Gather(component)
+        }
+    };
+    let project = (opcode == O::Txp).then(|| fsrc(ctx, inst, 0, 3));
+    let Some(binding) = bind(ctx, &sampler, Some(&sampler), target) else { return };
+    let spec = SampleSpec { target, shadow: target.shadow, op, coords, layer, reference, project, swizzle: IDENTITY };
+    sample(ctx, inst, spec, binding);
+}
+
+/// SAMPLE, SAMPLE_B, SAMPLE_C, SAMPLE_C_LZ, SAMPLE_L, GATHER4.
+fn view_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    use Opcode as O;
+    let view = inst.src[1].register;
+    let Some(target) = view_target(ctx, inst, &view) else { return };
+    if !check_sampleable(ctx, inst, target) {
+        return;
+    }
+    if opcode == O::Gather4 && !check_gatherable(ctx, inst, target) {
+        return;
+    }
+    let sampler = inst.src[2].register;
+    let coords: Vec<Src> = (0..target.coords()).map(|j| fsrc(ctx, inst, 0, j)).collect();
+    let layer = target.array.then(|| fsrc(ctx, inst, 0, target.coords()));
+    let shadow = matches!(opcode, O::SampleC | O::SampleCLz);
+    let reference = shadow.then(|| fsrc(ctx, inst, 3, 0));
+    let op = match opcode {
+        O::Sample | O::SampleC => Sampling::Single(Lod::Implicit),
+        O::SampleCLz => Sampling::Single(Lod::Zero),
+        O::SampleB => Sampling::Single(Lod::Bias(fsrc(ctx, inst, 3, 0))),
+        O::SampleL => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 3, 0))),
+        _ => Sampling::Gather(inst.src[2].swizzle[0].index() as u8),
+    };
+    let Some(binding) = bind(ctx, &view, Some(&sampler), target) else { return };
+    let spec = SampleSpec { target, shadow, op, coords, layer, reference, project: None, swizzle: swizzle_of(inst, 1) };
+    sample(ctx, inst, spec, binding);
+}
+
+// ---- Fetches ----------------------------------------------------------------------------------
+
+/// Where a fetch takes its level or sample from.
+#[derive(Clone, Copy, Debug)]
+enum FetchLevel {
+    Zero,
+    Level(Src),
+    Sample(Src),
+}
+
+fn fetch(ctx: &mut Ctx, inst: &Instruction, target: Target, level: FetchLevel, binding: Binding, swizzle: [usize; 4]) {
+    let mask = needed(inst, &swizzle);
+    if mask == 0 {
+        return;
+    }
+    let (sample, level) = match level {
+        FetchLevel::Zero => (None, None),
+        FetchLevel::Level(l) => (None, Some(l)),
+        FetchLevel::Sample(s) => (Some(s), None),
+    };
+    let mut staging: Vec<Value> = Vec::new();
+    for j in 0..target.components() {
+        let c = isrc(ctx, inst, 0, j);
+        staging.push(to_value(ctx, c));
+    }
+    let Some(offset) = offset_word(ctx, inst, target, sample, level) else { return };
+    staging.extend(offset);
+    let message = Message {
+        op: Op::TEX_FETCH,
+        target,
+        shadow: false,
+        lod_mode: None,
+        component: None,
+        offset: offset.is_some(),
+        mask,
+    };
+    let texels = emit(ctx, &message, &binding, &staging);
+    let kind = binding.kind();
+    write_texels(ctx, inst, texels, &swizzle, kind);
+}
+
+/// Rejects fetches from cube and shadow targets (tgsi.rst: "may not be a CUBE or SHADOW").
+fn check_fetchable(ctx: &mut Ctx, inst: &Instruction, target: Target) -> bool {
+    if target.shape != Shape::Cube && !target.shadow {
+        return true;
+    }
+    ctx.unsupported(
+        &format!("{} on a {} texture", inst.opcode.name(), target.name()),
+        "tgsi.rst: the texture of a texel fetch may not be a CUBE or SHADOW target",
+    );
+    false
+}
+
+/// The level or sample operand of a fetch: src0.w, except for buffers (ignored) and
+/// multisample targets (the sample index).
+fn fetch_level(ctx: &mut Ctx, inst: &Instruction, target: Target, lz: bool) -> FetchLevel {
+    if target.shape == Shape::Buffer {
+        return FetchLevel::Zero;
+    }
+    if target.msaa {
+        return FetchLevel::Sample(isrc(ctx, inst, 0, 3));
+    }
+    if lz { FetchLevel::Zero } else { FetchLevel::Level(isrc(ctx, inst, 0, 3)) }
+}
+
+/// TXF, TXF_LZ.
+fn tex_fetch(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let Some(target) = instruction_target(ctx, inst) else { return };
+    if !check_fetchable(ctx, inst, target) {
+        return;
+    }
+    let level = fetch_level(ctx, inst, target, opcode == Opcode::TxfLz);
+    let sampler = inst.src[1].register;
+    let Some(binding) = bind(ctx, &sampler, None, target) else { return };
+    fetch(ctx, inst, target, level, binding, IDENTITY);
+}
+
+/// SAMPLE_I, SAMPLE_I_MS.
+fn view_fetch(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let view = inst.src[1].register;
+    let Some(target) = view_target(ctx, inst, &view) else { return };
+    if !check_fetchable(ctx, inst, target) {
+        return;
+    }
+    let level = match opcode {
+        Opcode::SampleIMs if inst.src.len() < 3 => {
+            return ctx.unsupported(
+                inst.opcode.name(),
+                "the Mesa 7.11–8.0 form has no sample-index operand, and where it took the sample from is not \
+                 recorded",
+            );
+        }
+        Opcode::SampleIMs if !target.msaa => {
+            return ctx.unsupported(
+                &format!("{} on a {} view", inst.opcode.name(), target.name()),
+                "it fetches one sample of a multisample view",
+            );
+        }
+        Opcode::SampleIMs => FetchLevel::Sample(isrc(ctx, inst, 2, 0)),
+        _ if target.msaa => FetchLevel::Zero,
+        _ => fetch_level(ctx, inst, target, false),
+    };
+    let Some(binding) = bind(ctx, &view, None, target) else { return };
+    fetch(ctx, inst, target, level, binding, swizzle_of(inst, 1));
+}
+
+// ---- Size queries -----------------------------------------------------------------------------
+
+/// The sysval name of a texture unit's size vector (`texture_size.U`).
+fn size_sysval(unit: u32) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashMap<u32, &'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    names.entry(unit).or_insert_with(|| Box::leak(format!("texture_size.{unit}").into_boxed_str()))
+}
+
+/// TXQ, TXQ_LZ, SVIEWINFO: `Texture::query_size` from the `texture_size.U` sysval.
+fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let (target, texture, level) = match opcode {
+        Opcode::Sviewinfo => {
+            let view = inst.src[1].register;
+            let Some(target) = view_target(ctx, inst, &view) else { return };
+            (target, view, Some(isrc(ctx, inst, 0, 0)))
+        }
+        _ => {
+            let Some(target) = instruction_target(ctx, inst) else { return };
+            let k = inst.src.len() - 1;
+            let level = (opcode == Opcode::Txq).then(|| isrc(ctx, inst, 0, 0));
+            (target, inst.src[k].register, level)
+        }
+    };
+    let mask = needed(inst, &IDENTITY);
+    // Record the units like any other access (the driver supplies the sysval from them).
+    let Some((units, _)) = record_units(ctx, &texture, target) else { return };
+    if mask == 0 {
+        return;
+    }
+    // One sysval word of every unit, selected by the index when it is indirect.
+    let word = |ctx: &mut Ctx, component: u32| -> Option<Src> {
+        let mut words = Vec::new();
+        for &unit in &units {
+            match ctx.fau.sysval(size_sysval(unit), component) {
+                Some(w) => words.push(Operand::Uniform(w)),
+                None => {
+                    ctx.unsupported(inst.opcode.name(), "the push-constant table is full");
+                    return None;
+                }
+            }
+        }
+        Some(match texture.index.indirect {
+            None => Src::new(words[0]),
+            Some(_) => {
+                let index = operand::address(ctx, &texture.index);
+                Src::new(operand::select_chain(ctx, index, i64::from(units[0]), &words))
+            }
+        })
+    };
+    #[derive(Clone, Copy)]
+    enum Part {
+        Zero,
+        One,
+        Size(u32),
+        Layers,
+        Levels,
+    }
+    let parts: [Part; 4] = match (target.shape, target.array) {
+        (Shape::Buffer, _) => [Part::Size(0), Part::Zero, Part::Zero, Part::One],
+        (Shape::D1, false) => [Part::Size(0), Part::Zero, Part::Zero, Part::Levels],
+        (Shape::D1, true) => [Part::Size(0), Part::Layers, Part::Zero, Part::Levels],
+        (Shape::D3, _) => [Part::Size(0), Part::Size(1), Part::Size(2), Part::Levels],
+        (_, false) => [Part::Size(0), Part::Size(1), Part::Zero, Part::Levels],
+        (_, true) => [Part::Size(0), Part::Size(1), Part::Layers, Part::Levels],
+    };
+    let sized = (0..4).any(|c| mask & (1 << c) != 0 && matches!(parts[c], Part::Size(_)));
+    // Shift amount min(level, 31), the level taken as unsigned.
+    let shift: Option<Src> = match level {
+        _ if target.shape == Shape::Buffer || !sized => None,
+        None => None,
+        Some(l) => match constant(ctx, l) {
+            Some(0) => None,
+            Some(bits) => Some(Src::konst(bits.min(31))),
+            None => {
+                let l = Src::new(to_value(ctx, l));
+                Some(Src::new(ctx.builder().csel(false, Condition::Gt, l, Src::konst(31), Src::konst(31), l)))
+            }
+        },
+    };
+    // max(size >> shift, 1)
+    let minified = |ctx: &mut Ctx, size: Src| -> Value {
+        match shift {
+            None => to_value(ctx, size),
+            Some(s) => {
+                let shifted = ctx.builder().shr(false, size, s);
+                ctx.builder().csel(
+                    false,
+                    Condition::Eq,
+                    Src::new(shifted),
+                    Src::konst(0),
+                    Src::konst(1),
+                    Src::new(shifted),
+                )
+            }
+        }
+    };
+    let mut out = [None; 4];
+    for c in 0..4 {
+        if mask & (1 << c) == 0 {
+            continue;
+        }
+        out[c] = Some(match parts[c] {
+            Part::Zero => ctx.builder().konst(0),
+            Part::One => ctx.builder().konst(1),
+            Part::Size(component) => {
+                let Some(size) = word(ctx, component) else { return };
+                minified(ctx, size)
+            }
+            Part::Layers | Part::Levels => {
+                let component = if matches!(parts[c], Part::Layers) { 2 } else { 3 };
+                let Some(w) = word(ctx, component) else { return };
+                to_value(ctx, w)
+            }
+        });
+    }
+    write(ctx, inst, 0, out, Kind::Int);
+}
+
+// ---- Derivatives ------------------------------------------------------------------------------
+
+/// DDX, DDY (coarse: lanes 1 − 0 and 2 − 0 of the quad), DDX_FINE, DDY_FINE (the lane's own row
+/// or column), as `CLPER.i32.subgroup4` of both lanes and an `FADD`.
+fn derivative(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    if ctx.stage != Stage::Fragment {
+        return ctx.unsupported(inst.opcode.name(), "derivatives exist only across the quad of a fragment shader");
+    }
+    ctx.io.flags.needs_helper_threads = true;
+    let mask = needed(inst, &IDENTITY);
+    if mask == 0 {
+        return;
+    }
+    // Lane bit 0 is x, bit 1 is y.
+    let (axis, fine) = match opcode {
+        Opcode::Ddx => (1, false),
+        Opcode::Ddy => (2, false),
+        Opcode::DdxFine => (1, true),
+        _ => (2, true),
+    };
+    let (first, second) = if fine {
+        let lane_id = Special::named("lane_id", false).map_or(Operand::Const(0), Operand::Special);
+        let mut b = ctx.builder();
+        let lane = b.copy(lane_id);
+        let first = b.and(lane, Src::konst(3 & !axis));
+        let second = b.iadd_imm(first, axis);
+        (Src::new(first), Src::new(second))
+    } else {
+        (Src::konst(0), Src::konst(axis))
+    };
+    let mut done: HashMap<usize, Value> = HashMap::new();
+    let mut out = [None; 4];
+    for (c, slot) in out.iter_mut().enumerate() {
+        if mask & (1 << c) == 0 {
+            continue;
+        }
+        let component = inst.src[0].swizzle[c].index();
+        if let Some(&d) = done.get(&component) {
+            *slot = Some(d);
+            continue;
+        }
+        let src = fsrc(ctx, inst, 0, c);
+        let v = to_value(ctx, src);
+        let read = |ctx: &mut Ctx, lane: Src| {
+            let mut clper = Instr::new(Op::CLPER_I32);
+            set(&mut clper, "subgroup_size", SubgroupSize::Subgroup4);
+            ctx.builder().alu(clper, &[Src::new(v), lane.widen(LANE_B00)])
+        };
+        let a = read(ctx, first);
+        let b = read(ctx, second);
+        let d = ctx.builder().fadd(b, Src::new(a).negated());
+        done.insert(component, d);
+        *slot = Some(d);
+    }
+    write(ctx, inst, 0, out, Kind::Float);
 }
