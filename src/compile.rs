@@ -1,14 +1,16 @@
-//! The compiler driver: TGSI text → legalised IR variants → (with the back end) a blob.
+//! The compiler driver: TGSI text → legalised IR variants → blob + metadata.
 //!
 //! ```text
 //! parse ─ check ─ lower ─ optimize ─ [IDVS split: position / varying] ─ legalize ─ cse/dce
+//!       ─ per variant: regalloc ─ flow ─ encode ─ link (padding, offsets) ─ metadata
 //! ```
 //!
 //! Every stage is one module's public function; the IR verifier runs after each pass in tests
 //! and debug builds. `print_after` collects the IR text after the named passes for
 //! `tgsi2va compile --print-after`.
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, Span};
+use crate::emit::blob;
 use crate::emit::meta::Metadata;
 use crate::ir::verify::verify_after;
 use crate::ir::{Shader, Stage};
@@ -82,6 +84,48 @@ pub fn compile_to_ir(text: &str, options: &Options) -> Result<IrProgram, Diagnos
     Ok(IrProgram { variants, meta: lowered.meta, warnings: diagnostics, dumps })
 }
 
+/// A compiled shader.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The blob: every variant, 128-byte aligned and padded.
+    pub blob: Vec<u8>,
+    pub meta: Metadata,
+    /// Each variant's program in Mesa's assembly syntax (name, text), in blob order.
+    pub listings: Vec<(String, String)>,
+    pub warnings: Vec<Diagnostic>,
+    /// (pass, text) dumps asked for by `print_after`.
+    pub dumps: Vec<(String, String)>,
+}
+
+/// Compiles TGSI text to a Valhall blob with its metadata.
+pub fn compile(text: &str, options: &Options) -> Result<Compiled, Diagnostics> {
+    let ir = compile_to_ir(text, options)?;
+    let mut dumps = ir.dumps;
+    let mut meta = ir.meta;
+    let backend = blob::Options::default();
+    let mut compiled = Vec::with_capacity(ir.variants.len());
+    for (name, shader) in &ir.variants {
+        let c = blob::compile_full(shader, &backend).map_err(|e| {
+            Diagnostics::from(
+                Diagnostic::error("E0390", Span::default(), format!("the back end failed on the {name} variant: {e}"))
+                    .with_note("this is a bug in tgsi2va; please report it with the input file"),
+            )
+        })?;
+        if options.print_after.iter().any(|p| p == "backend" || p == "all") {
+            let title = if name == "main" { "backend".to_string() } else { format!("backend ({name})") };
+            dumps.push((title, c.assembly()));
+        }
+        compiled.push((name.clone(), c));
+    }
+    let parts: Vec<(&str, &[u8], &blob::VariantInfo)> =
+        compiled.iter().map(|(n, c)| (n.as_str(), c.code.as_slice(), &c.info)).collect();
+    let (bytes, variants) = blob::link(&parts);
+    meta.variants = variants;
+    meta.tls_size = compiled.iter().map(|(_, c)| c.info.tls_size).max().unwrap_or(0).max(meta.tls_size);
+    let listings = compiled.iter().map(|(n, c)| (n.clone(), c.assembly())).collect();
+    Ok(Compiled { blob: bytes, meta, listings, warnings: ir.warnings, dumps })
+}
+
 /// Mesa's IDVS split (§A.5.3): the position variant keeps the position/point-size/layer stores
 /// (`.istream`), the varying variant the others (`.estream`); each is cleaned by DCE. A
 /// varying variant without stores is dropped. When point size is written, a third variant
@@ -146,8 +190,50 @@ mod tests {
     }
 
     #[test]
+    fn fragment_shader_compiles_to_a_blob() {
+        let text = "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\n  0: MOV OUT[0], IN[0]\n  1: END\n";
+        let c = compile(text, &Options::default()).unwrap();
+        assert_eq!(c.meta.variants.len(), 1);
+        assert_eq!(c.blob.len() % 128, 0);
+        let listing = &c.listings[0].1;
+        assert!(listing.contains("LD_VAR_BUF_IMM") && listing.contains("ATEST") && listing.contains("BLEND"), "{listing}");
+        assert!(listing.lines().any(|l| l.contains(".end")), "{listing}");
+        // The blob decodes back to the listing.
+        let words: Vec<u64> = c.blob.chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).take_while(|&w| w != 0).collect();
+        let printed: Vec<String> = words.iter().map(|&w| crate::valhall::disassemble_word(w).unwrap()).collect();
+        assert_eq!(printed.join("\n") + "\n", *listing);
+    }
+
+    #[test]
     fn check_errors_stop_compilation() {
         let err = compile_to_ir("FRAG\n  0: MOV TEMP[0], TEMP[1]\n  1: END\n", &Options::default()).unwrap_err();
         assert!(err.has_errors());
+    }
+}
+#[cfg(test)]
+mod scratch {
+    #[test]
+    #[ignore]
+    fn all_samples() {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples"))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() { dirs.push(p) } else if p.extension().is_some_and(|x| x == "tgsi") { files.push(p) }
+            }
+        }
+        files.sort();
+        let (mut insts, mut ok) = (0, 0);
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let t = std::time::Instant::now();
+            match std::panic::catch_unwind(|| super::compile(&text, &super::Options::default())) {
+                Ok(Ok(c)) => { ok += 1; let n: u32 = c.meta.variants.iter().map(|v| v.stats.instructions).sum(); insts += n; println!("ok   {:>6} inst {:>8.2?} {}", n, t.elapsed(), f.display()); }
+                Ok(Err(e)) => println!("FAIL {}: {}", f.display(), e.0[0].message),
+                Err(_) => { println!("PANIC {}", f.display()); if std::env::var_os("ONE").is_some() { break; } }
+            }
+        }
+        println!("{ok}/{} compiled, {insts} instructions", files.len());
     }
 }

@@ -33,7 +33,10 @@ fn table() -> impl Iterator<Item = u32> {
 /// the source's narrow selects sign-extend (then only values whose narrow sign bit is clear
 /// may use them).
 pub fn encode(value: u32, info: &SrcInfo, signed_widen: bool) -> Option<Encoded> {
-    let plain = Encoded { entry: value, neg: false, swizzle: info.default_swizzle(), widen: 0 };
+    // The identity selectors: a byte-lane source reads its low byte (`.b00`), others the whole
+    // value (or `h01` for 16-bit vectors).
+    let identity_widen = if info.widen_kind == WidenKind::Lanes { 4 } else { info.default_widen() };
+    let plain = Encoded { entry: value, neg: false, swizzle: info.default_swizzle(), widen: identity_widen };
     if info.size == 64 {
         return table().any(|e| e == value).then_some(plain);
     }

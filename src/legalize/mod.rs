@@ -127,6 +127,13 @@ fn encode_constants(shader: &mut Shader, block: Block, index: usize, id: InstId)
     let info = inst.mach.info();
     let signed = signed_widen(inst.mach.opcode);
     let mut srcs = inst.srcs;
+    // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
+    // byte: the IR convention for a plain source.
+    for (k, sinfo) in info.srcs.iter().enumerate() {
+        if sinfo.widen_kind == WidenKind::Lanes && srcs[k].widen == 0 {
+            srcs[k].widen = 4;
+        }
+    }
     let mut b = Builder::before(shader, block, index);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];

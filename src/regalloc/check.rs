@@ -19,6 +19,8 @@
 //! 6. the preload mask is exactly the set of registers of preloaded values that are read;
 //! 7. spill stores and reloads use the slot of their value; each IR machine instruction appears
 //!    exactly once.
+//!
+//! Reading an `undef` value is always correct: it has no content to preserve.
 
 use super::mach::{MachShader, MachTerm, Origin, Reg, regs};
 use super::spill::SpillInfo;
@@ -84,6 +86,15 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
         }
     }
     let c = |v: Value| canon[v.index()];
+    // An undefined value has no content: any register may stand for it.
+    let mut undefined = vec![false; nv];
+    for inst in &shader.insts {
+        if !inst.dead && inst.kind == InstKind::Undef {
+            for &d in shader.get(inst.dests) {
+                undefined[d.index()] = true;
+            }
+        }
+    }
     let mut seen = vec![0u32; shader.insts.len()];
     let mut preload_used = 0u16;
     // Preloads (all at the top of the entry block after `prepare`).
@@ -127,7 +138,7 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
             state[r as usize] = Some(c(v));
         }
         let read = |state: &[Option<Value>; 64], r: Reg, want: Value, what: &str, errors: &mut Vec<String>| {
-            if state[r as usize] != Some(c(want)) {
+            if state[r as usize] != Some(c(want)) && !undefined[c(want).index()] {
                 errors.push(format!(
                     "block{bi}: {what} reads r{r} for {want}, but r{r} holds {}",
                     state[r as usize].map_or("nothing known".into(), |v| v.to_string())
@@ -203,7 +214,7 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                             state[instr.dest.reg as usize] = Some(c(d));
                         }
                         InstKind::Machine => {
-                            check_machine(shader, inst, instr, &state, &c, &slot_of, &fill_of, bi, &mut errors);
+                            check_machine(shader, inst, instr, &state, &c, &undefined, &slot_of, &fill_of, bi, &mut errors);
                             // Results.
                             let mut writes: Vec<(Reg, Value)> = Vec::new();
                             let info = instr.info();
@@ -274,6 +285,7 @@ fn check_machine(
     instr: &Instr,
     state: &[Option<Value>; 64],
     c: &dyn Fn(Value) -> Value,
+    undefined: &[bool],
     slot_of: &[Option<u32>],
     fill_of: &[Option<Value>],
     bi: usize,
@@ -288,7 +300,7 @@ fn check_machine(
     if let Err(e) = instr.validate() {
         err(format!("invalid: {e}"));
     }
-    let holds = |r: u8, v: Value| state.get(r as usize).copied().flatten() == Some(c(v));
+    let holds = |r: u8, v: Value| undefined[c(v).index()] || state.get(r as usize).copied().flatten() == Some(c(v));
     for (k, src) in inst.sources().iter().enumerate() {
         let m = instr.srcs[k];
         if src.to_machine(m.base) != m {
