@@ -15,6 +15,7 @@
 
 pub mod diag;
 pub mod emit;
+pub mod emu;
 pub mod exec;
 pub mod ir;
 pub mod tgsi;

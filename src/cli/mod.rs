@@ -7,6 +7,7 @@ mod asm;
 mod batch;
 mod check;
 mod disasm;
+mod emu;
 mod fmt;
 mod isa;
 mod output;
@@ -44,6 +45,8 @@ enum Command {
     Disasm(disasm::Args),
     /// Show the Valhall ISA tables, or generate the HTML reference.
     Isa(isa::Args),
+    /// Run a compiled blob on the Valhall emulator and print its outputs.
+    Emu(emu::Args),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Asm(args) => asm::run(args, global),
         Command::Disasm(args) => disasm::run(args, global),
         Command::Isa(args) => isa::run(args, global),
+        Command::Emu(args) => emu::run(args, global),
     }
 }
 
