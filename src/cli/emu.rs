@@ -50,16 +50,16 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub fn run(args: Args, _global: Global) -> ExitCode {
-    let blob = match batch::read_bytes(&args.blob) {
-        Ok(b) => b,
-        Err(message) => return fail(message),
-    };
     let meta_path = match &args.meta {
         Some(p) => p.clone(),
         None if args.blob.as_os_str() == "-" => {
             return super::usage_error("--meta is required when the blob is read from standard input");
         }
         None => args.blob.with_extension("json"),
+    };
+    let blob = match batch::read_bytes(&args.blob) {
+        Ok(b) => b,
+        Err(message) => return fail(message),
     };
     let meta = match batch::read_text(&meta_path)
         .and_then(|t| Metadata::from_json(&t).map_err(|e| format!("error: {}: {e}\n", batch::display_name(&meta_path))))

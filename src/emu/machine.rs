@@ -142,6 +142,8 @@ pub struct MemAccess {
     pub end: u64,
     pub write: bool,
     pub producer: usize,
+    /// The issue step (accesses of one instruction never conflict with each other).
+    pub step: u64,
 }
 
 /// Run-time options.
@@ -631,7 +633,9 @@ impl Machine {
     ) -> Result<(), EmuError> {
         let end = start + len as u64;
         if let Some(other) =
-            self.mem_out.iter().find(|a| a.place == place && a.start < end && start < a.end && (a.write || write))
+            self.mem_out.iter().find(|a| {
+                a.step != self.steps && a.place == place && a.start < end && start < a.end && (a.write || write)
+            })
         {
             let producer = program.code.get(other.producer).map_or("?", |i| i.text.trim_end());
             return Err(EmuError::new(
@@ -647,7 +651,7 @@ impl Machine {
             )
             .lane(lane));
         }
-        self.mem_out.push(MemAccess { lane, slot, place, start, end, write, producer: pc });
+        self.mem_out.push(MemAccess { lane, slot, place, start, end, write, producer: pc, step: self.steps });
         self.slots_busy[lane] |= 1 << slot;
         Ok(())
     }
