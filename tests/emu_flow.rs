@@ -36,7 +36,13 @@ fn reading_before_the_wait_is_reported() {
     assert!(e.to_string().contains("instruction 0 `LEA_BUFFER.slot1 @r16:r17, 0x0, r13`"), "{e}");
     assert!(e.to_string().contains("`IADD.u32 r0, r16, 0x0`"), "{e}");
     // A wait on another slot does not help.
-    fails(&mut compute(), "LEA_BUFFER.slot1 @r16:r17, 0x0, r13\nNOP.wait02\nIADD.u32 r0, r16, 0x0\nNOP.end", ErrorKind::Flow, 2, "slot 1");
+    fails(
+        &mut compute(),
+        "LEA_BUFFER.slot1 @r16:r17, 0x0, r13\nNOP.wait02\nIADD.u32 r0, r16, 0x0\nNOP.end",
+        ErrorKind::Flow,
+        2,
+        "slot 1",
+    );
 }
 
 #[test]
@@ -60,7 +66,13 @@ fn correct_waits_pass() {
 
 #[test]
 fn overwriting_before_the_wait_is_reported() {
-    fails(&mut compute(), "LEA_BUFFER.slot1 @r16:r17, 0x0, r13\nIADD_IMM.i32 r17, 0x0, #0x1\nNOP.end", ErrorKind::Flow, 1, "overwrites r17");
+    fails(
+        &mut compute(),
+        "LEA_BUFFER.slot1 @r16:r17, 0x0, r13\nIADD_IMM.i32 r17, 0x0, #0x1\nNOP.end",
+        ErrorKind::Flow,
+        1,
+        "overwrites r17",
+    );
     // Staging reads count as reads.
     fails(
         &mut compute(),
@@ -170,8 +182,20 @@ fn fragment_output_order() {
     fails(&mut fragment(), "NOP.end", ErrorKind::Flow, 0, "without ATEST");
     fails(&mut fragment(), BLEND_END, ErrorKind::Flow, 1, "BLEND before ATEST");
     fails(&mut fragment(), &format!("{ATEST}\n{ATEST}\n{BLEND_END}"), ErrorKind::Flow, 3, "second ATEST");
-    fails(&mut fragment(), "NOP.wait0126\nZS_EMIT.z.slot0 @r60, r0, 0x0, r60\nNOP.end", ErrorKind::Flow, 1, "ZS_EMIT before ATEST");
-    fails(&mut fragment(), &format!("ATEST.wait0 @r60, r60, r3, atest_datum.w0\n{BLEND_END}"), ErrorKind::Flow, 0, ".wait0126");
+    fails(
+        &mut fragment(),
+        "NOP.wait0126\nZS_EMIT.z.slot0 @r60, r0, 0x0, r60\nNOP.end",
+        ErrorKind::Flow,
+        1,
+        "ZS_EMIT before ATEST",
+    );
+    fails(
+        &mut fragment(),
+        &format!("ATEST.wait0 @r60, r60, r3, atest_datum.w0\n{BLEND_END}"),
+        ErrorKind::Flow,
+        0,
+        ".wait0126",
+    );
     fails(
         &mut fragment(),
         &format!("{ATEST}\nNOP.wait0126\nBLEND.slot0.v4.auto.end @r0:r1:r2:r3, blend_descriptor_0.w0, r60, target:0x0"),
@@ -189,11 +213,19 @@ fn fragment_output_order() {
         "second ATEST",
     );
     // The coverage ATEST writes is pending on slot 0.
-    fails(&mut fragment(), "NOP.wait0126\nATEST @r60, r60, r3, atest_datum.w0\nIADD.u32 r4, r60, 0x0\nNOP.end", ErrorKind::Flow, 2, "slot 0");
+    fails(
+        &mut fragment(),
+        "NOP.wait0126\nATEST @r60, r60, r3, atest_datum.w0\nIADD.u32 r4, r60, 0x0\nNOP.end",
+        ErrorKind::Flow,
+        2,
+        "slot 0",
+    );
     // A BLEND skipping past the end of the program.
     fails(
         &mut fragment(),
-        &format!("{ATEST}\nNOP.wait\nBLEND.slot0.v4.auto @r0:r1:r2:r3, blend_descriptor_0.w0, r60, target:0x5\nNOP.end"),
+        &format!(
+            "{ATEST}\nNOP.wait\nBLEND.slot0.v4.auto @r0:r1:r2:r3, blend_descriptor_0.w0, r60, target:0x5\nNOP.end"
+        ),
         ErrorKind::Flow,
         3,
         "outside the program",
@@ -232,9 +264,27 @@ NOP.end";
     let mut ok = m.clone();
     run(&mut ok, retrieve).unwrap();
     assert_eq!(ok.reg(5), [2; 4]);
-    fails(&mut m.clone(), "LD_VAR_BUF_IMM.f32.slot1.src_f32.center.retrieve.wait1 @r5, r61, index:0x4\nNOP.end", ErrorKind::Flow, 0, ".retrieve");
-    fails(&mut m.clone(), "LD_VAR_BUF_IMM.f32.slot0.v2.src_flat32.center.store.wait0 @r4:r5, r61, index:0x0\nNOP.end", ErrorKind::Fault, 0, "flat");
-    fails(&mut m, "LD_VAR_BUF_IMM.f32.slot0.v2.src_f32.center.store.wait0 @r4:r5, r61, index:0x10\nNOP.end", ErrorKind::Fault, 0, "no varying");
+    fails(
+        &mut m.clone(),
+        "LD_VAR_BUF_IMM.f32.slot1.src_f32.center.retrieve.wait1 @r5, r61, index:0x4\nNOP.end",
+        ErrorKind::Flow,
+        0,
+        ".retrieve",
+    );
+    fails(
+        &mut m.clone(),
+        "LD_VAR_BUF_IMM.f32.slot0.v2.src_flat32.center.store.wait0 @r4:r5, r61, index:0x0\nNOP.end",
+        ErrorKind::Fault,
+        0,
+        "flat",
+    );
+    fails(
+        &mut m,
+        "LD_VAR_BUF_IMM.f32.slot0.v2.src_f32.center.store.wait0 @r4:r5, r61, index:0x10\nNOP.end",
+        ErrorKind::Fault,
+        0,
+        "no varying",
+    );
 }
 
 #[test]
@@ -252,7 +302,13 @@ fn barrier_rules() {
     );
     let mut d = compute();
     d.set_reg_lanes(1, [0, 1, 0, 1]);
-    fails(&mut d, "BRANCHZ.reconverge r1, offset:1\nBARRIER.slot7.wait\nNOP.end", ErrorKind::Flow, 1, "divergent barrier");
+    fails(
+        &mut d,
+        "BRANCHZ.reconverge r1, offset:1\nBARRIER.slot7.wait\nNOP.end",
+        ErrorKind::Flow,
+        1,
+        "divergent barrier",
+    );
     fails(&mut compute(), "LEA_BUFFER.slot7 @r16:r17, 0x0, r13\nNOP.end", ErrorKind::Flow, 0, "slot 7 is reserved");
 }
 
@@ -267,7 +323,10 @@ fn undefined_registers_and_register_modes() {
     // Half-written registers: only the written half is defined.
     let mut m = Machine::new(Stage::Compute);
     run(&mut m, "IADD_IMM.i32 r1.h0, 0x0, #0x5\nU16_TO_U32 r2, r1.h00\nNOP.end").unwrap();
-    assert_eq!(run(&mut m.clone(), "IADD_IMM.i32 r1.h0, 0x0, #0x5\nU16_TO_U32 r2, r1.h10\nNOP.end").unwrap_err().kind, ErrorKind::Undefined);
+    assert_eq!(
+        run(&mut m.clone(), "IADD_IMM.i32 r1.h0, 0x0, #0x5\nU16_TO_U32 r2, r1.h10\nNOP.end").unwrap_err().kind,
+        ErrorKind::Undefined
+    );
     let mut m = Machine::new(Stage::Compute);
     m.options.work_registers = 32;
     fails(&mut m, "IADD_IMM.i32 r20, 0x0, #0x5\nNOP.end", ErrorKind::Fault, 0, "32 work registers");

@@ -309,7 +309,15 @@ CSEL.u32.eq  r6, r7, 0x0, r6, r9",
         };
         cases.push((n, d));
     }
-    cases.extend([(u32::MAX, 1), (u32::MAX, u32::MAX), (0, 7), (u32::MAX, 0x8000_0000), (0x8000_0000, 3), (6, 7), (7, 7)]);
+    cases.extend([
+        (u32::MAX, 1),
+        (u32::MAX, u32::MAX),
+        (0, 7),
+        (u32::MAX, 0x8000_0000),
+        (0x8000_0000, 3),
+        (6, 7),
+        (7, 7),
+    ]);
     cases.extend((1..=64).map(|d| (u32::MAX - d, d)));
     for chunk in cases.chunks(LANES) {
         let mut n = [1; LANES];
@@ -337,7 +345,12 @@ fn sixty_four_bit_add_sequence() {
         let b: [u64; 4] = std::array::from_fn(|_| u64::from(rng.next()) << 32 | u64::from(rng.next()));
         let m = run(
             &p,
-            &[(0, a.map(|v| v as u32)), (1, a.map(|v| (v >> 32) as u32)), (2, b.map(|v| v as u32)), (3, b.map(|v| (v >> 32) as u32))],
+            &[
+                (0, a.map(|v| v as u32)),
+                (1, a.map(|v| (v >> 32) as u32)),
+                (2, b.map(|v| v as u32)),
+                (3, b.map(|v| (v >> 32) as u32)),
+            ],
         );
         for l in 0..LANES {
             let got = u64::from(m.reg(4)[l]) | u64::from(m.reg(5)[l]) << 32;
@@ -410,8 +423,12 @@ FADD.f32 r10, r9, r8.neg"
     };
     let ddx = fine(2, 1);
     let ddy = fine(1, 2);
-    let coarse_x = program("CLPER.i32.subgroup4 r8, r0, 0x0.b00\nCLPER.i32.subgroup4 r9, r0, 0x03020100.b11\nFADD.f32 r10, r9, r8.neg");
-    let coarse_y = program("CLPER.i32.subgroup4 r8, r0, 0x0.b00\nCLPER.i32.subgroup4 r9, r0, 0x03020100.b22\nFADD.f32 r10, r9, r8.neg");
+    let coarse_x = program(
+        "CLPER.i32.subgroup4 r8, r0, 0x0.b00\nCLPER.i32.subgroup4 r9, r0, 0x03020100.b11\nFADD.f32 r10, r9, r8.neg",
+    );
+    let coarse_y = program(
+        "CLPER.i32.subgroup4 r8, r0, 0x0.b00\nCLPER.i32.subgroup4 r9, r0, 0x03020100.b22\nFADD.f32 r10, r9, r8.neg",
+    );
     let abs_x = program("CLPER.i32.subgroup4.xor r9, r0, 0x03020100.b11\nFADD.f32 r10, r9, r0.neg");
     // v = 3x + 5y + x·y per lane (x = lane & 1, y = lane >> 1).
     let v: [f32; 4] = [0.0, 3.0, 5.0, 9.0];

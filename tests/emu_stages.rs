@@ -3,7 +3,9 @@
 //! point size and varying stores, compute preloads → shared memory → SSBO stores and atomics,
 //! texturing (sampling, fetch, gather, gradients, cube maps), UBO/TLS memory, and the CLI.
 
-use tgsi2va::emit::meta::{Attribute, FauSource, FauWord, Metadata, Output, SystemValue, TextureBinding, Variant, Varying};
+use tgsi2va::emit::meta::{
+    Attribute, FauSource, FauWord, Metadata, Output, SystemValue, TextureBinding, Variant, Varying,
+};
 use tgsi2va::emu::{self, ErrorKind};
 use tgsi2va::exec::LANES;
 use tgsi2va::exec::io::{Inputs, Outputs, RegKey};
@@ -37,7 +39,14 @@ fn blob(sources: &[(&str, &str, &[u8])]) -> (Vec<u8>, Vec<Variant>) {
 }
 
 fn meta(stage: &str, variants: Vec<Variant>) -> Metadata {
-    Metadata { format_version: 1, stage: stage.into(), gpu: "Mali-G57".into(), arch: 9, variants, ..Metadata::default() }
+    Metadata {
+        format_version: 1,
+        stage: stage.into(),
+        gpu: "Mali-G57".into(),
+        arch: 9,
+        variants,
+        ..Metadata::default()
+    }
 }
 
 fn reg(name: &str) -> RegKey {
@@ -228,7 +237,10 @@ fn vertex_attributes_to_idvs_records() {
     let out = emu::run(&bytes, &m, &inputs).unwrap_or_else(|e| panic!("{e}"));
     for l in 0..LANES {
         let w = 1.0 / pos[l][3];
-        assert_eq!(out.outputs[&reg("OUT[0]")][l], [f((pos[l][0] * w).mul_add(1.0, 0.0)), f(pos[l][1]), f(pos[l][2]), f(pos[l][3])]);
+        assert_eq!(
+            out.outputs[&reg("OUT[0]")][l],
+            [f((pos[l][0] * w).mul_add(1.0, 0.0)), f(pos[l][1]), f(pos[l][2]), f(pos[l][3])]
+        );
         let psiz = half::f16::from_f32(w).to_f32();
         assert_eq!(out.outputs[&reg("OUT[2]")][l], [f(psiz), 0, 0, 0]);
         assert_eq!(out.outputs[&reg("OUT[3]")][l], [10 + l as u32, 0, 0, 0], "low byte of the vertex ID");
@@ -397,7 +409,20 @@ STORE.i128.slot0.end @r20:r21:r22:r23, r24, offset:48
     m.ssbos = vec![0];
     let mut inputs = Inputs::default();
     inputs.buffers.insert(0, vec![0; 64]);
-    inputs.textures.insert(0, Texture { dim: Dim::D2, array: false, width: 8, height: 4, depth: 1, layers: 1, levels: 0, kind: TexelKind::Float, seed: 5 });
+    inputs.textures.insert(
+        0,
+        Texture {
+            dim: Dim::D2,
+            array: false,
+            width: 8,
+            height: 4,
+            depth: 1,
+            layers: 1,
+            levels: 0,
+            kind: TexelKind::Float,
+            seed: 5,
+        },
+    );
     let st = [[0.1f32, 0.9], [0.5, 0.5], [0.99, 0.01], [-1.0, 3.0]];
     let ij = [[0u32, 0], [1, 2], [3, 1], [4, 0]];
     let lod = [0x100u32, 0xFFFF_FF00, 0x200, 0x180];
@@ -417,7 +442,11 @@ STORE.i128.slot0.end @r20:r21:r22:r23, r24, offset:48
         let base = 16 * l;
         let coords = SampleCoords { s: st[l][0], t: st[l][1], ..SampleCoords::default() };
         assert_eq!(words[base..base + 4], tex.sample(coords, 0), "TEX_SINGLE lane {l}");
-        assert_eq!(words[base + 4..base + 8], tex.texel(1, 0, ij[l][0] as i32, ij[l][1] as i32, 0), "TEX_FETCH lane {l}");
+        assert_eq!(
+            words[base + 4..base + 8],
+            tex.texel(1, 0, ij[l][0] as i32, ij[l][1] as i32, 0),
+            "TEX_FETCH lane {l}"
+        );
         let s = tex.sample(coords, lod[l] as u16 as i16 as i32);
         assert_eq!(words[base + 8..base + 10], [s[1], s[2]], "write mask gb, explicit LOD lane {l}");
         assert_eq!(words[base + 12..base + 16], tex.gather(coords, 2), "TEX_GATHER lane {l}");
@@ -470,10 +499,18 @@ BLEND.slot1.v4.auto.end @r0:r1:r2:r3, blend_descriptor_1.w0, r60, target:0x0
     let mut bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let size = bytes.len() as u32;
     bytes.resize((bytes.len() + 16).div_ceil(128) * 128, 0);
-    let variant = Variant { name: "main".into(), offset: 0, size, work_registers: 64, preload: vec![60, 61], ..Variant::default() };
+    let variant = Variant {
+        name: "main".into(),
+        offset: 0,
+        size,
+        work_registers: 64,
+        preload: vec![60, 61],
+        ..Variant::default()
+    };
     let mut m = texture_meta("fragment", vec![variant], "CUBE");
     m.textures.push(TextureBinding { unit: 1, target: "2D".into(), return_type: None });
-    m.varyings = vec![varying("IN[0]", "GENERIC[0]", 0, "perspective"), varying("IN[1]", "GENERIC[1]", 16, "perspective")];
+    m.varyings =
+        vec![varying("IN[0]", "GENERIC[0]", 0, "perspective"), varying("IN[1]", "GENERIC[1]", 16, "perspective")];
     m.outputs = vec![output("OUT[0]", "COLOR", "color", Some(0)), output("OUT[1]", "COLOR[1]", "color", Some(1))];
     m.flags.needs_helper_threads = true;
     let dirs = [[1.0f32, 0.1, 0.2, 0.0], [1.0, 0.15, 0.2, 0.0], [1.0, 0.1, 0.3, 0.0], [-0.2, 0.3, -2.0, 0.0]];
@@ -516,7 +553,9 @@ fn cli_runs_a_blob() {
     std::fs::write(dir.join("s.bin"), &bytes).unwrap();
     std::fs::write(dir.join("s.json"), m.to_json()).unwrap();
     std::fs::write(dir.join("in.json"), r#"{"IN[0]": [1, 2, 3, 4], "IN[1]": [2, 0.5, 0, 0]}"#).unwrap();
-    let run = |args: &[&str]| std::process::Command::new(env!("CARGO_BIN_EXE_tgsi2va")).args(args).current_dir(&dir).output().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tgsi2va")).args(args).current_dir(&dir).output().unwrap()
+    };
     let ok = run(&["emu", "s.bin", "--meta", "s.json", "--inputs", "in.json"]);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
     let outputs = Outputs::from_json(&String::from_utf8(ok.stdout).unwrap()).unwrap();

@@ -632,10 +632,10 @@ impl Machine {
         write: bool,
     ) -> Result<(), EmuError> {
         let end = start + len as u64;
-        if let Some(other) =
-            self.mem_out.iter().find(|a| {
-                a.step != self.steps && a.place == place && a.start < end && start < a.end && (a.write || write)
-            })
+        if let Some(other) = self
+            .mem_out
+            .iter()
+            .find(|a| a.step != self.steps && a.place == place && a.start < end && start < a.end && (a.write || write))
         {
             let producer = program.code.get(other.producer).map_or("?", |i| i.text.trim_end());
             return Err(EmuError::new(
