@@ -339,7 +339,7 @@ fn fcond(cond: &str, a: f32, b: f32) -> bool {
         "ne" => a != b,
         "lt" => a < b,
         "le" => a <= b,
-        "gtlt" => a < b || a > b,
+        "gtlt" => a.partial_cmp(&b).is_some_and(|o| o != std::cmp::Ordering::Equal),
         _ => a.total_cmp(&b) != std::cmp::Ordering::Greater,
     }
 }

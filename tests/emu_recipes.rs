@@ -2,6 +2,8 @@
 //! document writes them: they must compute what they claim. The precision bounds checked here
 //! are the ones docs/emulator.md §6 states.
 
+#![allow(clippy::needless_range_loop)] // lanes are indexed in parallel arrays
+
 use tgsi2va::emu::{Machine, Program, Stage};
 use tgsi2va::exec::LANES;
 use tgsi2va::exec::texture::cube_project;

@@ -3,6 +3,8 @@
 //! point size and varying stores, compute preloads → shared memory → SSBO stores and atomics,
 //! texturing (sampling, fetch, gather, gradients, cube maps), UBO/TLS memory, and the CLI.
 
+#![allow(clippy::needless_range_loop)] // lanes are indexed in parallel arrays
+
 use tgsi2va::emit::meta::{
     Attribute, FauSource, FauWord, Metadata, Output, SystemValue, TextureBinding, Variant, Varying,
 };

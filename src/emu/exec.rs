@@ -137,7 +137,7 @@ impl Machine {
         }
         let mut results = [0u64; LANES];
         for lane in lanes(active) {
-            let base = lane - lane % size.min(LANES).max(1);
+            let base = lane - lane % size.clamp(1, LANES);
             let rel = lane - base;
             let sel = selectors[lane];
             let target = match lane_op {

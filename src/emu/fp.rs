@@ -458,7 +458,8 @@ pub fn float_condition(fmt: Format, cond: u8, a: u32, b: u32) -> bool {
         3 => x != y,
         4 => x < y,
         5 => x <= y,
-        _ => x < y || x > y,
+        // Ordered not-equal: false when either operand is NaN.
+        _ => !x.is_nan() && !y.is_nan() && x != y,
     }
 }
 

@@ -101,9 +101,7 @@ impl Machine {
                     "TEX_GRADIENT needs derivative_enable (bit 15) or force_delta_enable (bit 12)",
                 );
             }
-            for _ in 0..2 * coords {
-                layout.push("gradient");
-            }
+            layout.extend(std::iter::repeat_n("gradient", 2 * coords));
         } else {
             layout.extend(["x", "y", "z"].iter().take(coords));
             if array && op != TEX_GRADIENT {
