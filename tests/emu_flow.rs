@@ -340,6 +340,14 @@ fn decode_errors_name_the_word() {
     assert_eq!(e.index, Some(1));
     let e = Program::from_bytes(&[0; 12]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Blob);
+    // The hardware operand rules (encoding spec §2.7 H2–H7) are checked at decode.
+    for text in
+        ["LOAD.i32.unsigned.slot0.end @r0, r3, offset:0", "LD_BUFFER.i32.unsigned.slot0.end @r0, lane_id.w0, r1"]
+    {
+        let e = Program::assemble(text).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Decode, "{text}");
+        assert!(e.message.contains("hardware"), "{e}");
+    }
     // Reserved flow values do not decode.
     let nop_end = tgsi2va::valhall::assemble_line("NOP.end").unwrap();
     let reserved = (nop_end & !(0xF << 59)) | (11 << 59);

@@ -155,6 +155,10 @@ fn random_valid_instructions_never_panic() {
         for &op in Opcode::ALL.iter() {
             let instr = random_instr(op, &mut rng);
             let Ok(word) = encode(&instr) else { continue };
+            if instr.check_hardware_rules().is_err() {
+                assert!(Program::from_words(&[word]).is_err(), "hardware rules are checked at decode");
+                continue;
+            }
             let stage = [Stage::Vertex, Stage::Fragment, Stage::Compute][(round + op as usize) % 3];
             let program = Program::from_words(&[word, end]).expect("encoded words decode");
             let mut m = rich_machine(stage, &mut rng);
@@ -176,7 +180,8 @@ fn random_valid_sequences_never_panic() {
         let words: Vec<u64> = (0..12)
             .filter_map(|_| {
                 let op = Opcode::ALL[rng.below(Opcode::ALL.len() as u64) as usize];
-                encode(&random_instr(op, &mut rng)).ok()
+                let instr = random_instr(op, &mut rng);
+                instr.check_hardware_rules().ok().and_then(|()| encode(&instr).ok())
             })
             .collect();
         let program = Program::from_words(&words).expect("encoded words decode");

@@ -79,13 +79,18 @@ pub fn decode_word(word: u64) -> Result<Instr, String> {
 }
 
 impl Program {
-    /// Decodes words; the first word that does not decode is an error naming its index.
+    /// Decodes words; the first word that does not decode, or breaks the hardware's operand rules
+    /// (encoding spec §2.7 H2–H7: FAU words, slots, specials, aligned 64-bit operands), is an
+    /// error naming its index.
     pub fn from_words(words: &[u64]) -> Result<Program, EmuError> {
         let mut code = Vec::with_capacity(words.len());
         for (i, &word) in words.iter().enumerate() {
+            let text = || disassemble_word(word).unwrap_or_else(|_| "<undecodable>".to_string());
             let instr = decode_word(word).map_err(|reason| {
-                EmuError::new(ErrorKind::Decode, format!("word {word:#018x} does not decode: {reason}"))
-                    .at(i, disassemble_word(word).unwrap_or_else(|_| "<undecodable>".to_string()))
+                EmuError::new(ErrorKind::Decode, format!("word {word:#018x} does not decode: {reason}")).at(i, text())
+            })?;
+            instr.check_hardware_rules().map_err(|e| {
+                EmuError::new(ErrorKind::Decode, format!("breaks a hardware FAU/operand rule: {e}")).at(i, text())
             })?;
             code.push(Inst { word, instr, text: crate::valhall::print(&instr) });
         }
@@ -311,7 +316,7 @@ impl Machine {
     }
 
     /// Runs `program` from instruction 0 in every live lane until every lane has ended or been
-    /// killed. Registers, memory and captures keep their state between runs.
+    /// killed. Registers and memory keep their state between runs; captures start afresh.
     pub fn run(&mut self, program: &Program) -> Result<(), EmuError> {
         for lane in 0..LANES {
             self.status[lane] = if self.live[lane] { Status::Running } else { Status::Absent };
@@ -324,6 +329,7 @@ impl Machine {
         }
         self.mem_out.clear();
         self.steps = 0;
+        self.capture = Capture::default();
         if program.code.is_empty() {
             for lane in 0..LANES {
                 if self.status[lane] == Status::Running {
