@@ -166,6 +166,14 @@ impl Machine {
                     ));
                 }
                 let addr = self.buffer_address(table, index, offset)?;
+                let kind = if table == 0 { RegionKind::Ubo(index) } else { RegionKind::Ssbo(index) };
+                let size = self.memory.region(kind).map_or(0, |r| r.data.len());
+                if u64::from(offset) + access_bytes(name) as u64 > size as u64 {
+                    return fault(format!(
+                        "{name} at byte offset {offset} runs past the end of {} ({size} bytes)",
+                        super::memory::describe(kind)
+                    ));
+                }
                 self.load(p, pc, lane, slot, addr, table == 6)
             }
             LOAD_I8 | LOAD_I16 | LOAD_I24 | LOAD_I32 | LOAD_I48 | LOAD_I64 | LOAD_I96 | LOAD_I128 => {
