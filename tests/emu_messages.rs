@@ -209,6 +209,10 @@ NOP.end",
     assert_eq!(v.reg(1)[2], h(3.0) | h(f32::from_bits(0x0001_2345)) << 16);
     assert_eq!(v.reg(2)[1], f(1.0) & 0xFFFF | (f(0.5) & 0xFFFF) << 16);
     assert_eq!(v.reg(8), [0; 4], "vertex 7 is lane 0, for every lane");
+    let mut d = v.clone();
+    d.set_reg_lanes(5, [0x0100_0003, 0x0100_0003, 0x0100_0004, 0x0100_0003]);
+    let e = run(&mut d, "LD_ATTR.v4.auto.slot2.end @r8:r9:r10:r11, r60, r61, r5").unwrap_err();
+    assert!(e.message.contains("diverges"), "{e}");
     let e = run(
         &mut v,
         "IADD_IMM.i32 r6, 0x0, #0x63\nLD_ATTR_IMM.v4.f32.slot0.end @r0:r1:r2:r3, r6, r61, index:0x3, table:0x1",

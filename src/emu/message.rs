@@ -119,6 +119,27 @@ impl Machine {
             TEX_FETCH | TEX_SINGLE | TEX_GATHER | TEX_GRADIENT => return self.texture(p, pc, active),
             _ => {}
         }
+        // Indices the hardware requires to be uniform across the warp (ABI §A.4; the ISA: the
+        // LD_ATTR index "must not diverge within a warp").
+        let uniform_source = match op {
+            LD_VAR_BUF_F32 | LD_VAR_BUF_F16 => Some(1),
+            LD_ATTR => Some(2),
+            _ => None,
+        };
+        if let Some(k) = uniform_source {
+            let mut seen: Option<u32> = None;
+            for lane in lanes(active) {
+                let v = Ctx { m: self, p, pc, lane }.raw(k).map_err(|e| e.lane(lane))?;
+                if seen.is_some_and(|s| s != v) {
+                    return Err(EmuError::new(
+                        ErrorKind::Fault,
+                        format!("source {k} (an index) diverges within the warp: the hardware needs it uniform"),
+                    )
+                    .lane(lane));
+                }
+                seen = Some(v);
+            }
+        }
         for lane in lanes(active) {
             self.message_lane(p, pc, lane, slot, fx).map_err(|e| e.lane(lane))?;
         }
