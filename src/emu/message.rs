@@ -527,11 +527,7 @@ impl Machine {
         let update = instr.modifier("update_mode").unwrap_or(0);
         self.varying_state(lane, sample, update)?;
         let words = self.env.var_specials[lane][index..index + n].to_vec();
-        let format = instr.modifier("register_format").unwrap_or(0);
-        if format != 2 && format != 3 {
-            return err(ErrorKind::Unsupported, "LD_VAR_SPECIAL with a register format other than f32/f16");
-        }
-        let regs = to_register_format(&words, format)?;
+        let regs = to_register_format(&words, instr.modifier("register_format").unwrap_or(0))?;
         self.write_staging_words(p, pc, lane, instr.staging[0], &regs, slot)?;
         self.vary_out[lane] |= 1 << slot;
         Ok(())
