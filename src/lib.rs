@@ -16,6 +16,7 @@
 pub mod compile;
 pub mod diag;
 pub mod emit;
+pub mod emu;
 pub mod exec;
 pub mod flow;
 pub mod interp;

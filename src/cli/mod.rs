@@ -7,6 +7,7 @@ mod asm;
 mod batch;
 mod check;
 mod disasm;
+mod emu;
 mod fmt;
 mod interp;
 mod isa;
@@ -47,6 +48,8 @@ enum Command {
     Isa(isa::Args),
     /// Run the TGSI reference interpreter on one quad; print the outputs as JSON.
     Interp(interp::Args),
+    /// Run a compiled blob on the Valhall emulator and print its outputs.
+    Emu(emu::Args),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -105,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::Disasm(args) => disasm::run(args, global),
         Command::Isa(args) => isa::run(args, global),
         Command::Interp(args) => interp::run(args, global),
+        Command::Emu(args) => emu::run(args, global),
     }
 }
 

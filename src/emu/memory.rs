@@ -1,0 +1,224 @@
+//! The emulated address space: a few byte-addressed regions at fixed 64-bit bases, plus the two
+//! write-only IDVS streams (position and varying records).
+//!
+//! | region | base | size |
+//! | --- | --- | --- |
+//! | UBO k (`CONST[k][*]`) | `0x10_0000_0000 + k·0x100_0000` | 64 KiB, read-only |
+//! | SSBO i (`BUFFER[i]`) | `0x20_0000_0000 + i·0x1_0000_0000` | 4 × the input's word count |
+//! | TLS of lane l | `0x30_0000_0000 + l·0x100_0000` | `tls_size` |
+//! | WLS of workgroup g | `0x40_0000_0000 + g·0x100_0000` | `wls_size` |
+//! | IDVS record of linear index i | `0x50_0000_0000 + i·0x1000` | 4 KiB, stores only |
+//!
+//! Accesses must lie entirely inside one region, be aligned to `min(size, 4)` rounded down to
+//! a power of two, and (TLS) must not cross a 16-byte boundary. Anything else is a fault.
+
+use super::error::{EmuError, ErrorKind, err};
+use std::collections::BTreeMap;
+
+pub const UBO_BASE: u64 = 0x10_0000_0000;
+pub const UBO_STRIDE: u64 = 0x100_0000;
+pub const UBO_SIZE: usize = 0x1_0000;
+pub const SSBO_BASE: u64 = 0x20_0000_0000;
+pub const SSBO_STRIDE: u64 = 0x1_0000_0000;
+pub const TLS_BASE: u64 = 0x30_0000_0000;
+pub const TLS_STRIDE: u64 = 0x100_0000;
+pub const WLS_BASE: u64 = 0x40_0000_0000;
+pub const WLS_STRIDE: u64 = 0x100_0000;
+pub const IDVS_BASE: u64 = 0x50_0000_0000;
+pub const IDVS_RECORD: u64 = 0x1000;
+pub const IDVS_RECORDS: u64 = 0x1_0000;
+/// Address of instruction 0 of the running variant.
+pub const CODE_BASE: u64 = 0x60_1000_0000;
+
+/// What a region holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionKind {
+    Ubo(u32),
+    Ssbo(u32),
+    Tls(usize),
+    Wls(u32),
+    /// Plain memory mapped by a test.
+    Global,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub base: u64,
+    pub data: Vec<u8>,
+    pub kind: RegionKind,
+    pub writable: bool,
+}
+
+/// The two IDVS output streams, selected by a store's `memory_access` hint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// `.istream`: position, point size, layer.
+    Position,
+    /// `.estream`: varyings.
+    Varying,
+}
+
+/// Where an access landed (for hazard tracking and messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Region(usize),
+    Idvs(Stream),
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    pub regions: Vec<Region>,
+    /// Bytes stored to the IDVS streams: (stream, address) → byte.
+    pub idvs: [BTreeMap<u64, u8>; 2],
+}
+
+fn fault<T>(message: String) -> Result<T, EmuError> {
+    err(ErrorKind::Fault, message)
+}
+
+impl Memory {
+    /// Maps a region; it must not overlap another one.
+    pub fn map(&mut self, base: u64, data: Vec<u8>, kind: RegionKind, writable: bool) -> Result<usize, EmuError> {
+        let end =
+            base.checked_add(data.len() as u64).ok_or_else(|| EmuError::new(ErrorKind::Metadata, "region wraps"))?;
+        for r in &self.regions {
+            if base < r.base + r.data.len() as u64 && r.base < end {
+                return err(ErrorKind::Metadata, format!("region at {base:#x} overlaps the region at {:#x}", r.base));
+            }
+        }
+        self.regions.push(Region { base, data, kind, writable });
+        Ok(self.regions.len() - 1)
+    }
+
+    pub fn region(&self, kind: RegionKind) -> Option<&Region> {
+        self.regions.iter().find(|r| r.kind == kind)
+    }
+
+    pub fn is_idvs(addr: u64) -> bool {
+        (IDVS_BASE..IDVS_BASE + IDVS_RECORD * IDVS_RECORDS).contains(&addr)
+    }
+
+    fn check_alignment(addr: u64, len: usize) -> Result<(), EmuError> {
+        let align = match len {
+            0 | 1 | 3 => 1,
+            2 | 6 => 2,
+            _ if len % 4 == 0 => 4,
+            _ => 1,
+        } as u64;
+        if addr % align != 0 {
+            return fault(format!("{len}-byte access at {addr:#x} is not {align}-byte aligned"));
+        }
+        Ok(())
+    }
+
+    /// Finds the region holding `[addr, addr + len)`.
+    pub fn locate(&self, addr: u64, len: usize) -> Result<(usize, usize), EmuError> {
+        Self::check_alignment(addr, len)?;
+        for (i, r) in self.regions.iter().enumerate() {
+            if addr >= r.base && addr - r.base < r.data.len() as u64 {
+                let offset = (addr - r.base) as usize;
+                if offset + len > r.data.len() {
+                    return fault(format!(
+                        "{len}-byte access at {addr:#x} runs past the end of {} ({} bytes)",
+                        describe(r.kind),
+                        r.data.len()
+                    ));
+                }
+                if matches!(r.kind, RegionKind::Tls(_)) && len > 0 && offset / 16 != (offset + len - 1) / 16 {
+                    return fault(format!(
+                        "{len}-byte thread-local access at offset {offset} crosses a 16-byte boundary"
+                    ));
+                }
+                return Ok((i, offset));
+            }
+            if len > 0 && addr < r.base && addr + len as u64 > r.base {
+                return fault(format!("{len}-byte access at {addr:#x} starts before {}", describe(r.kind)));
+            }
+        }
+        if Self::is_idvs(addr) {
+            return fault(format!("address {addr:#x} is in the IDVS output buffer, which can only be stored to"));
+        }
+        fault(format!("address {addr:#x} is not mapped"))
+    }
+
+    pub fn read(&self, addr: u64, len: usize) -> Result<Vec<u8>, EmuError> {
+        let (r, off) = self.locate(addr, len)?;
+        Ok(self.regions[r].data[off..off + len].to_vec())
+    }
+
+    /// Stores bytes. `hint` is the `memory_access` index (0 none, 1 istream, 2 estream, 3 force):
+    /// IDVS records need `istream`/`estream`, which are refused elsewhere.
+    pub fn write(&mut self, addr: u64, bytes: &[u8], hint: u8) -> Result<Place, EmuError> {
+        if Self::is_idvs(addr) {
+            Self::check_alignment(addr, bytes.len())?;
+            let stream = match hint {
+                1 => Stream::Position,
+                2 => Stream::Varying,
+                _ => {
+                    return fault(format!("store to the IDVS record at {addr:#x} without .istream or .estream"));
+                }
+            };
+            let record = (addr - IDVS_BASE) % IDVS_RECORD;
+            if record + bytes.len() as u64 > IDVS_RECORD {
+                return fault(format!("store at {addr:#x} crosses the end of an IDVS record"));
+            }
+            let map = &mut self.idvs[stream as usize];
+            for (i, &b) in bytes.iter().enumerate() {
+                map.insert(addr + i as u64, b);
+            }
+            return Ok(Place::Idvs(stream));
+        }
+        if hint == 1 || hint == 2 {
+            return fault(format!(".istream/.estream store to {addr:#x}, which is not an IDVS record"));
+        }
+        let (r, off) = self.locate(addr, bytes.len())?;
+        let region = &mut self.regions[r];
+        if !region.writable {
+            return fault(format!("store to read-only {} at {addr:#x}", describe(region.kind)));
+        }
+        region.data[off..off + bytes.len()].copy_from_slice(bytes);
+        Ok(Place::Region(r))
+    }
+
+    /// Bytes of an IDVS stream (unwritten bytes read as zero).
+    pub fn idvs_bytes(&self, stream: Stream, addr: u64, len: usize) -> Vec<u8> {
+        (0..len as u64).map(|i| self.idvs[stream as usize].get(&(addr + i)).copied().unwrap_or(0)).collect()
+    }
+
+    /// Whether any byte of `[addr, addr+len)` of a stream was written.
+    pub fn idvs_written(&self, stream: Stream, addr: u64, len: usize) -> bool {
+        self.idvs[stream as usize].range(addr..addr + len as u64).next().is_some()
+    }
+}
+
+/// The address of IDVS record `index`.
+pub fn idvs_record(index: u64) -> u64 {
+    IDVS_BASE + index * IDVS_RECORD
+}
+
+pub fn describe(kind: RegionKind) -> String {
+    match kind {
+        RegionKind::Ubo(k) => format!("UBO {k}"),
+        RegionKind::Ssbo(i) => format!("SSBO {i}"),
+        RegionKind::Tls(l) => format!("the thread-local storage of lane {l}"),
+        RegionKind::Wls(g) => format!("the shared memory of workgroup {g}"),
+        RegionKind::Global => "global memory".to_string(),
+    }
+}
+
+/// Little-endian words → bytes.
+pub fn words_to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Bytes → little-endian words (a trailing partial word is zero-extended).
+pub fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect()
+}
