@@ -237,3 +237,33 @@ mod scratch {
         println!("{ok}/{} compiled, {insts} instructions", files.len());
     }
 }
+#[cfg(test)]
+mod scratch_verify {
+    #[test]
+    #[ignore]
+    fn verify_samples() {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples"))];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() { dirs.push(p) } else if p.extension().is_some_and(|x| x == "tgsi") { files.push(p) }
+            }
+        }
+        files.sort();
+        let filter = std::env::var("ONLY").unwrap_or_default();
+        let (mut pass, mut fail) = (0, 0);
+        for f in &files {
+            if !f.display().to_string().contains(&filter) { continue; }
+            let text = std::fs::read_to_string(f).unwrap();
+            match std::panic::catch_unwind(|| crate::verify::verify(&text, &crate::verify::Options::default())) {
+                Ok(Ok(r)) if r.passed() => { pass += 1; println!("PASS {} ({} compared)", f.display(), r.compared) }
+                Ok(Ok(r)) => { fail += 1; println!("MISMATCH {} ({} of {}): {}", f.display(), r.mismatches.len(), r.compared, r.mismatches[0]) }
+                Ok(Err(crate::verify::Error::Compile(_))) => println!("SKIP {} (does not compile)", f.display()),
+                Ok(Err(e)) => { fail += 1; println!("ERROR {}: {e}", f.display()) }
+                Err(_) => { fail += 1; println!("PANIC {}", f.display()) }
+            }
+        }
+        println!("{pass} passed, {fail} failed");
+    }
+}

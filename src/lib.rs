@@ -27,3 +27,4 @@ pub mod opt;
 pub mod regalloc;
 pub mod tgsi;
 pub mod valhall;
+pub mod verify;

@@ -135,6 +135,15 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
             };
             let semantic = d.semantic.as_ref().map(|s| s.name);
             let mut lanes = [[0u32; 4]; LANES];
+            // Constants are uniform: every lane of a draw reads the same buffer.
+            if d.file == File::Const {
+                let v: [u32; 4] = std::array::from_fn(|c| {
+                    let k = (d.file, dim, index, c);
+                    if ints.contains(&k) && !floats.contains(&k) { rng.small_int() } else { rng.float() }
+                });
+                inputs.registers.insert(key, [v; LANES]);
+                continue;
+            }
             for (lane, v) in lanes.iter_mut().enumerate() {
                 let l = lane as u32;
                 let sv = system_value(

@@ -1,0 +1,243 @@
+//! Differential testing: compile a shader, run the TGSI interpreter and the Valhall emulator on
+//! the same seeded inputs, and compare their outputs.
+//!
+//! * The shader is compiled without FMA contraction (contraction changes rounding by design;
+//!   its correctness is covered by the pass's own tests), otherwise exactly as `compile` does.
+//! * Inputs come from [`crate::interp::inputs::generate`], one set per seed.
+//! * Each output component is compared with the interpreter's accuracy for it: bit-exact, within
+//!   a documented bound (transcendental and reciprocal operations), or unconstrained. Any NaN
+//!   equals any NaN. Lanes the interpreter killed, or whose result depends on an approximate
+//!   value through a branch, kill or address ("uncertain lanes"), are not compared; killed sets
+//!   must agree elsewhere.
+//! * Vertex positions: the emulator reports the screen-space position the hardware consumes;
+//!   the interpreter's clip-space position is put through the same transform (viewport scale 1,
+//!   offset 0, docs/metadata.md) before comparing. Point sizes are rounded through binary16.
+
+use crate::diag::Diagnostics;
+use crate::exec::LANES;
+use crate::exec::io::{Inputs, Outputs, RegKey};
+use crate::interp::{self, Accuracy};
+use crate::lower::Gpu;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Verification options.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Number of input sets.
+    pub seeds: u32,
+    /// Seed of the first input set (the others follow).
+    pub first_seed: u64,
+    pub gpu: Gpu,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { seeds: 4, first_seed: 1, gpu: Gpu::DEFAULT }
+    }
+}
+
+/// One differing output component.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    pub seed: u64,
+    /// What differs, e.g. `OUT[0] lane 2 .y` or `BUFFER[0] word 5` or `killed lanes`.
+    pub what: String,
+    pub interp: u32,
+    pub emu: u32,
+    pub accuracy: Accuracy,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (a, b) = (f32::from_bits(self.interp), f32::from_bits(self.emu));
+        write!(
+            f,
+            "seed {}: {}: interpreter 0x{:08x} ({a:e}), emulator 0x{:08x} ({b:e}), accuracy {:?}",
+            self.seed, self.what, self.interp, self.emu, self.accuracy
+        )
+    }
+}
+
+/// Why a shader could not be verified.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Compile(Diagnostics),
+    #[error("interpreter: {0}")]
+    Interp(String),
+    #[error("seed {seed}: emulator: {message}")]
+    Emu { seed: u64, message: String },
+}
+
+/// The outcome for one shader.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Input sets run.
+    pub runs: u32,
+    /// Components compared (all runs).
+    pub compared: u64,
+    /// Every mismatch (compare `mismatches.is_empty()` for a pass).
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+}
+
+/// Compiles `text` and compares interpreter and emulator over `options.seeds` input sets.
+pub fn verify(text: &str, options: &Options) -> Result<Report, Error> {
+    let program = crate::tgsi::parse(text).map_err(Error::Compile)?;
+    let compile_options =
+        crate::compile::Options { gpu: options.gpu, contract: false, print_after: Vec::new() };
+    let compiled = crate::compile::compile(text, &compile_options).map_err(Error::Compile)?;
+    let mut report = Report::default();
+    for k in 0..options.seeds {
+        let seed = options.first_seed + u64::from(k);
+        let inputs = interp::inputs::generate(&program, seed);
+        let run = interp::run(&program, &inputs).map_err(|e| Error::Interp(e.to_string()))?;
+        let emulated = crate::emu::run(&compiled.blob, &compiled.meta, &inputs)
+            .map_err(|e| Error::Emu { seed, message: e.to_string() })?;
+        compare(seed, &compiled.meta, &inputs, &run, &emulated, &mut report);
+        report.runs += 1;
+    }
+    Ok(report)
+}
+
+fn compare(
+    seed: u64,
+    meta: &crate::emit::meta::Metadata,
+    _inputs: &Inputs,
+    run: &interp::Run,
+    emu: &Outputs,
+    report: &mut Report,
+) {
+    let uncertain = |lane: usize| run.uncertain_lanes.contains(&(lane as u32));
+    let killed_interp = |lane: usize| run.outputs.killed.contains(&(lane as u32));
+    // Killed lanes must agree where the interpreter is certain.
+    for lane in 0..LANES {
+        if uncertain(lane) {
+            continue;
+        }
+        let (a, b) = (killed_interp(lane), emu.killed.contains(&(lane as u32)));
+        if a != b {
+            report.mismatches.push(Mismatch {
+                seed,
+                what: format!("lane {lane} killed: interpreter {a}, emulator {b}"),
+                interp: u32::from(a),
+                emu: u32::from(b),
+                accuracy: Accuracy::Exact,
+            });
+        }
+    }
+    let kind_of = |reg: &RegKey| {
+        meta.outputs.iter().find(|o| o.register == reg.to_string()).map(|o| o.kind.as_str())
+    };
+    for (reg, lanes) in &run.outputs.outputs {
+        // Only outputs the shader hands to the hardware are observable.
+        let kind = kind_of(reg);
+        let varying = meta.varyings.iter().any(|v| v.register == reg.to_string());
+        if kind.is_none() && !varying {
+            continue;
+        }
+        let Some(theirs) = emu.outputs.get(reg) else {
+            report.mismatches.push(Mismatch {
+                seed,
+                what: format!("{reg}: the emulator produced no value"),
+                interp: 0,
+                emu: 0,
+                accuracy: Accuracy::Exact,
+            });
+            continue;
+        };
+        let accuracy = run.accuracy.get(reg);
+        for lane in 0..LANES {
+            if uncertain(lane) || killed_interp(lane) {
+                continue;
+            }
+            let acc = |c: usize| accuracy.map_or(Accuracy::Exact, |a| a[lane][c]);
+            let (expected, accs): ([u32; 4], [Accuracy; 4]) = match kind {
+                Some("position") => screen_position(lanes[lane], std::array::from_fn(acc)),
+                Some("point_size") => {
+                    let rounded = half::f16::from_f32(f32::from_bits(lanes[lane][0])).to_f32().to_bits();
+                    ([rounded, 0, 0, 0], [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained])
+                }
+                Some("depth") => ([0, 0, lanes[lane][2], 0], [Accuracy::Unconstrained, Accuracy::Unconstrained, acc(2), Accuracy::Unconstrained]),
+                Some("stencil") => ([0, lanes[lane][1], 0, 0], [Accuracy::Unconstrained, acc(1), Accuracy::Unconstrained, Accuracy::Unconstrained]),
+                Some("sample_mask") => ([lanes[lane][0], 0, 0, 0], [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained]),
+                _ => (lanes[lane], std::array::from_fn(acc)),
+            };
+            for c in 0..4 {
+                report.compared += 1;
+                let ours = expected[c];
+                let other = theirs[lane][c];
+                if !accs[c].accepts(ours, other) {
+                    report.mismatches.push(Mismatch {
+                        seed,
+                        what: format!("{reg} lane {lane} .{}", ['x', 'y', 'z', 'w'][c]),
+                        interp: ours,
+                        emu: other,
+                        accuracy: accs[c],
+                    });
+                }
+            }
+        }
+    }
+    let empty: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let _ = &empty;
+    for (index, words) in &run.outputs.buffers {
+        let Some(theirs) = emu.buffers.get(index) else { continue };
+        let accuracy = run.buffer_accuracy.get(index);
+        for (w, &ours) in words.iter().enumerate() {
+            report.compared += 1;
+            let other = theirs.get(w).copied().unwrap_or(0);
+            let acc = accuracy.and_then(|a| a.get(w).copied()).unwrap_or(Accuracy::Exact);
+            if !acc.accepts(ours, other) {
+                report.mismatches.push(Mismatch {
+                    seed,
+                    what: format!("BUFFER[{index}] word {w}"),
+                    interp: ours,
+                    emu: other,
+                    accuracy: acc,
+                });
+            }
+        }
+    }
+}
+
+/// The screen-space position of docs/metadata.md for viewport scale 1 and offset 0:
+/// `w' = clamp(rcp(w), ±32768)`, `x' = fma(x·w', 1, 0)`, with the accuracy of the inputs
+/// carried through.
+fn screen_position(clip: [u32; 4], acc: [Accuracy; 4]) -> ([u32; 4], [Accuracy; 4]) {
+    let f = |c: usize| f32::from_bits(clip[c]);
+    let rcp = 1.0 / f(3);
+    let w = if rcp.is_nan() { -32768.0f32.max(rcp) } else { rcp.max(-32768.0).min(32768.0) };
+    let mut out = [0u32; 4];
+    let mut accs = [Accuracy::Exact; 4];
+    for c in 0..3 {
+        let scaled = f(c) * w;
+        out[c] = scaled.mul_add(1.0, 0.0).to_bits();
+        accs[c] = combine(acc[c], acc[3], f(c), w);
+    }
+    out[3] = w.to_bits();
+    accs[3] = match acc[3] {
+        Accuracy::Exact => Accuracy::Exact,
+        Accuracy::Within(e) => Accuracy::Within(e * w * w * 1.01 + f32::MIN_POSITIVE),
+        Accuracy::Unconstrained => Accuracy::Unconstrained,
+    };
+    (out, accs)
+}
+
+fn combine(a: Accuracy, w_acc: Accuracy, x: f32, w: f32) -> Accuracy {
+    match (a, w_acc) {
+        (Accuracy::Exact, Accuracy::Exact) => Accuracy::Exact,
+        (Accuracy::Unconstrained, _) | (_, Accuracy::Unconstrained) => Accuracy::Unconstrained,
+        (a, b) => {
+            let ea = if let Accuracy::Within(e) = a { e } else { 0.0 };
+            let eb = if let Accuracy::Within(e) = b { e } else { 0.0 };
+            Accuracy::Within((ea * w.abs() + eb * x.abs() * w * w) * 1.01 + f32::MIN_POSITIVE)
+        }
+    }
+}
