@@ -196,10 +196,14 @@ mod tests {
         assert_eq!(c.meta.variants.len(), 1);
         assert_eq!(c.blob.len() % 128, 0);
         let listing = &c.listings[0].1;
-        assert!(listing.contains("LD_VAR_BUF_IMM") && listing.contains("ATEST") && listing.contains("BLEND"), "{listing}");
+        assert!(
+            listing.contains("LD_VAR_BUF_IMM") && listing.contains("ATEST") && listing.contains("BLEND"),
+            "{listing}"
+        );
         assert!(listing.lines().any(|l| l.contains(".end")), "{listing}");
         // The blob decodes back to the listing.
-        let words: Vec<u64> = c.blob.chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).take_while(|&w| w != 0).collect();
+        let words: Vec<u64> =
+            c.blob.chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).take_while(|&w| w != 0).collect();
         let printed: Vec<String> = words.iter().map(|&w| crate::valhall::disassemble_word(w).unwrap()).collect();
         assert_eq!(printed.join("\n") + "\n", *listing);
     }
@@ -220,7 +224,11 @@ mod scratch {
         while let Some(d) = dirs.pop() {
             for e in std::fs::read_dir(d).unwrap() {
                 let p = e.unwrap().path();
-                if p.is_dir() { dirs.push(p) } else if p.extension().is_some_and(|x| x == "tgsi") { files.push(p) }
+                if p.is_dir() {
+                    dirs.push(p)
+                } else if p.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(p)
+                }
             }
         }
         files.sort();
@@ -229,9 +237,19 @@ mod scratch {
             let text = std::fs::read_to_string(f).unwrap();
             let t = std::time::Instant::now();
             match std::panic::catch_unwind(|| super::compile(&text, &super::Options::default())) {
-                Ok(Ok(c)) => { ok += 1; let n: u32 = c.meta.variants.iter().map(|v| v.stats.instructions).sum(); insts += n; println!("ok   {:>6} inst {:>8.2?} {}", n, t.elapsed(), f.display()); }
+                Ok(Ok(c)) => {
+                    ok += 1;
+                    let n: u32 = c.meta.variants.iter().map(|v| v.stats.instructions).sum();
+                    insts += n;
+                    println!("ok   {:>6} inst {:>8.2?} {}", n, t.elapsed(), f.display());
+                }
                 Ok(Err(e)) => println!("FAIL {}: {}", f.display(), e.0[0].message),
-                Err(_) => { println!("PANIC {}", f.display()); if std::env::var_os("ONE").is_some() { break; } }
+                Err(_) => {
+                    println!("PANIC {}", f.display());
+                    if std::env::var_os("ONE").is_some() {
+                        break;
+                    }
+                }
             }
         }
         println!("{ok}/{} compiled, {insts} instructions", files.len());
@@ -247,21 +265,39 @@ mod scratch_verify {
         while let Some(d) = dirs.pop() {
             for e in std::fs::read_dir(d).unwrap() {
                 let p = e.unwrap().path();
-                if p.is_dir() { dirs.push(p) } else if p.extension().is_some_and(|x| x == "tgsi") { files.push(p) }
+                if p.is_dir() {
+                    dirs.push(p)
+                } else if p.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(p)
+                }
             }
         }
         files.sort();
         let filter = std::env::var("ONLY").unwrap_or_default();
         let (mut pass, mut fail) = (0, 0);
         for f in &files {
-            if !f.display().to_string().contains(&filter) { continue; }
+            if !f.display().to_string().contains(&filter) {
+                continue;
+            }
             let text = std::fs::read_to_string(f).unwrap();
             match std::panic::catch_unwind(|| crate::verify::verify(&text, &crate::verify::Options::default())) {
-                Ok(Ok(r)) if r.passed() => { pass += 1; println!("PASS {} ({} compared)", f.display(), r.compared) }
-                Ok(Ok(r)) => { fail += 1; println!("MISMATCH {} ({} of {}): {}", f.display(), r.mismatches.len(), r.compared, r.mismatches[0]) }
+                Ok(Ok(r)) if r.passed() => {
+                    pass += 1;
+                    println!("PASS {} ({} compared)", f.display(), r.compared)
+                }
+                Ok(Ok(r)) => {
+                    fail += 1;
+                    println!("MISMATCH {} ({} of {}): {}", f.display(), r.mismatches.len(), r.compared, r.mismatches[0])
+                }
                 Ok(Err(crate::verify::Error::Compile(_))) => println!("SKIP {} (does not compile)", f.display()),
-                Ok(Err(e)) => { fail += 1; println!("ERROR {}: {e}", f.display()) }
-                Err(_) => { fail += 1; println!("PANIC {}", f.display()) }
+                Ok(Err(e)) => {
+                    fail += 1;
+                    println!("ERROR {}: {e}", f.display())
+                }
+                Err(_) => {
+                    fail += 1;
+                    println!("PANIC {}", f.display())
+                }
             }
         }
         println!("{pass} passed, {fail} failed");

@@ -21,6 +21,9 @@ use crate::lower::Gpu;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The coverage mask the emulator preloads (one sample).
+const COVERAGE: u32 = 1;
+
 /// Verification options.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -90,8 +93,7 @@ impl Report {
 /// Compiles `text` and compares interpreter and emulator over `options.seeds` input sets.
 pub fn verify(text: &str, options: &Options) -> Result<Report, Error> {
     let program = crate::tgsi::parse(text).map_err(Error::Compile)?;
-    let compile_options =
-        crate::compile::Options { gpu: options.gpu, contract: false, print_after: Vec::new() };
+    let compile_options = crate::compile::Options { gpu: options.gpu, contract: false, print_after: Vec::new() };
     let compiled = crate::compile::compile(text, &compile_options).map_err(Error::Compile)?;
     let mut report = Report::default();
     for k in 0..options.seeds {
@@ -132,9 +134,12 @@ fn compare(
             });
         }
     }
-    let kind_of = |reg: &RegKey| {
-        meta.outputs.iter().find(|o| o.register == reg.to_string()).map(|o| o.kind.as_str())
-    };
+    let kind_of = |reg: &RegKey| meta.outputs.iter().find(|o| o.register == reg.to_string()).map(|o| o.kind.as_str());
+    // A written sample mask is ANDed with the coverage (one sample in the emulator, mask 1): a
+    // lane left without coverage writes nothing.
+    let mask_reg = meta.outputs.iter().find(|o| o.kind == "sample_mask").and_then(|o| RegKey::parse(&o.register).ok());
+    let uncovered =
+        |lane: usize| mask_reg.and_then(|r| run.outputs.outputs.get(&r)).is_some_and(|m| m[lane][0] & COVERAGE == 0);
     for (reg, lanes) in &run.outputs.outputs {
         // Only outputs the shader hands to the hardware are observable.
         let kind = kind_of(reg);
@@ -154,7 +159,7 @@ fn compare(
         };
         let accuracy = run.accuracy.get(reg);
         for lane in 0..LANES {
-            if uncertain(lane) || killed_interp(lane) {
+            if uncertain(lane) || killed_interp(lane) || (uncovered(lane) && kind != Some("sample_mask")) {
                 continue;
             }
             let acc = |c: usize| accuracy.map_or(Accuracy::Exact, |a| a[lane][c]);
@@ -162,11 +167,23 @@ fn compare(
                 Some("position") => screen_position(lanes[lane], std::array::from_fn(acc)),
                 Some("point_size") => {
                     let rounded = half::f16::from_f32(f32::from_bits(lanes[lane][0])).to_f32().to_bits();
-                    ([rounded, 0, 0, 0], [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained])
+                    (
+                        [rounded, 0, 0, 0],
+                        [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained],
+                    )
                 }
-                Some("depth") => ([0, 0, lanes[lane][2], 0], [Accuracy::Unconstrained, Accuracy::Unconstrained, acc(2), Accuracy::Unconstrained]),
-                Some("stencil") => ([0, lanes[lane][1], 0, 0], [Accuracy::Unconstrained, acc(1), Accuracy::Unconstrained, Accuracy::Unconstrained]),
-                Some("sample_mask") => ([lanes[lane][0], 0, 0, 0], [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained]),
+                Some("depth") => (
+                    [0, 0, lanes[lane][2], 0],
+                    [Accuracy::Unconstrained, Accuracy::Unconstrained, acc(2), Accuracy::Unconstrained],
+                ),
+                Some("stencil") => (
+                    [0, lanes[lane][1], 0, 0],
+                    [Accuracy::Unconstrained, acc(1), Accuracy::Unconstrained, Accuracy::Unconstrained],
+                ),
+                Some("sample_mask") => (
+                    [lanes[lane][0] & COVERAGE, 0, 0, 0],
+                    [acc(0), Accuracy::Unconstrained, Accuracy::Unconstrained, Accuracy::Unconstrained],
+                ),
                 _ => (lanes[lane], std::array::from_fn(acc)),
             };
             for c in 0..4 {

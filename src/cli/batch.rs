@@ -26,6 +26,11 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// Passed, with nothing to print.
+    pub fn pass_quiet() -> Outcome {
+        Outcome { passed: true, ..Outcome::default() }
+    }
+
     pub fn fail(stderr: String) -> Outcome {
         Outcome { passed: false, stderr, ..Outcome::default() }
     }

@@ -6,12 +6,14 @@
 mod asm;
 mod batch;
 mod check;
+mod compile;
 mod disasm;
 mod emu;
 mod fmt;
 mod interp;
 mod isa;
 mod output;
+mod verify;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::cell::RefCell;
@@ -36,6 +38,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Compile TGSI shaders to Valhall blobs (with metadata), listings or C arrays.
+    Compile(compile::Args),
     /// Parse and check TGSI shaders (files or directories of *.tgsi).
     Check(check::Args),
     /// Print a TGSI shader in canonical form (Mesa's dump format).
@@ -50,6 +54,8 @@ enum Command {
     Interp(interp::Args),
     /// Run a compiled blob on the Valhall emulator and print its outputs.
     Emu(emu::Args),
+    /// Compile, then compare the interpreter with the emulator on generated inputs.
+    Verify(verify::Args),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -102,6 +108,7 @@ pub fn main() -> ExitCode {
         },
     };
     match cli.command {
+        Command::Compile(args) => compile::run(args, global),
         Command::Check(args) => check::run(args, global),
         Command::Fmt(args) => fmt::run(args, global),
         Command::Asm(args) => asm::run(args, global),
@@ -109,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Isa(args) => isa::run(args, global),
         Command::Interp(args) => interp::run(args, global),
         Command::Emu(args) => emu::run(args, global),
+        Command::Verify(args) => verify::run(args, global),
     }
 }
 

@@ -48,16 +48,6 @@ fn texture_tables<T>(texture_table: u32, sampler_table: u32) -> Result<T, EmuErr
     ))
 }
 
-/// Nearest texel index with clamp-to-edge, as `exec::texture` computes it, plus an offset.
-fn texel_index(coord: f32, size: u32, rect: bool, offset: i32) -> i32 {
-    let clamp = |t: f32| if t.is_nan() { 0 } else { t.clamp(0.0, (size - 1) as f32) as i32 };
-    let t = if rect { coord.floor() } else { (coord * size as f32).floor() };
-    if offset == 0 {
-        return clamp(t);
-    }
-    clamp(clamp(t) as f32 + offset as f32)
-}
-
 /// One decoded request of one lane.
 #[derive(Clone, Copy, Debug, Default)]
 struct Request {
@@ -213,6 +203,7 @@ impl Machine {
                         layer: f32::from_bits(field(lane, "layer").unwrap_or(0)),
                         face: if dimension == 3 { x >> 29 } else { 0 },
                         reference: field(lane, "reference").map(f32::from_bits),
+                        offset: [0; 3],
                     };
                     if dimension == 3 && coords.face > 5 {
                         return Err(
@@ -284,49 +275,14 @@ fn check_dimension(
     Ok(())
 }
 
-/// `Texture::sample`, with texel offsets applied after the nearest-texel selection.
-fn sample(t: &Texture, c: SampleCoords, lod: i32, ox: i32, oy: i32, oz: i32, rect: bool) -> [u32; 4] {
-    if ox == 0 && oy == 0 && oz == 0 {
-        return t.sample(c, lod);
-    }
-    let level = t.select_level(lod);
-    let (w, h, d) = t.level_size(level);
-    let x = texel_index(c.s, w, rect, ox);
-    let y = if matches!(t.dim, Dim::D1 | Dim::Buffer) { 0 } else { texel_index(c.t, h, rect, oy) };
-    let z = if t.dim == Dim::D3 { texel_index(c.r, d, false, oz) } else { 0 };
-    let layer = if t.array { layer_index(c.layer, t.layers) } else { 0 };
-    let layer = if t.dim == Dim::Cube { layer * 6 + c.face.min(5) } else { layer };
-    let texel = t.texel(level, layer, x, y, z);
-    match c.reference {
-        Some(r) => [if r <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(); 4],
-        None => texel,
-    }
+/// `Texture::sample` with the texel offsets of the request.
+fn sample(t: &Texture, c: SampleCoords, lod: i32, ox: i32, oy: i32, oz: i32, _rect: bool) -> [u32; 4] {
+    t.sample(SampleCoords { offset: [ox, oy, oz], ..c }, lod)
 }
 
-fn layer_index(layer: f32, layers: u32) -> u32 {
-    let l = layer.round_ties_even();
-    if l.is_nan() { 0 } else { l.clamp(0.0, (layers - 1) as f32) as u32 }
-}
-
-/// `Texture::gather`, with offsets shifting the footprint.
+/// `Texture::gather` with the texel offsets of the request.
 fn gather(t: &Texture, c: SampleCoords, component: usize, ox: i32, oy: i32) -> [u32; 4] {
-    if ox == 0 && oy == 0 {
-        return t.gather(c, component);
-    }
-    let (w, h, _) = t.level_size(0);
-    let clamp = |v: f32, size: u32| if v.is_nan() { 0 } else { v.clamp(0.0, (size - 1) as f32) as i32 };
-    let i0 = (c.s * w as f32 - 0.5).floor() + ox as f32;
-    let j0 = (c.t * h as f32 - 0.5).floor() + oy as f32;
-    let layer = if t.array { layer_index(c.layer, t.layers) } else { 0 };
-    let layer = if t.dim == Dim::Cube { layer * 6 + c.face.min(5) } else { layer };
-    let at = |i: f32, j: f32| {
-        let texel = t.texel(0, layer, clamp(i, w), clamp(j, h), 0);
-        match c.reference {
-            Some(r) => if r <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(),
-            None => texel[component & 3],
-        }
-    };
-    [at(i0, j0 + 1.0), at(i0 + 1.0, j0 + 1.0), at(i0 + 1.0, j0), at(i0, j0)]
+    t.gather(SampleCoords { offset: [ox, oy, 0], ..c }, component)
 }
 
 /// The result registers: the components selected by the write mask, packed in order; 32-bit

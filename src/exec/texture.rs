@@ -7,8 +7,10 @@
 //! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component). Float and
 //!   UNORM textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw
 //!   32-bit hash.
-//! * **Filtering** is nearest only, with clamp-to-edge addressing: `x = clamp(floor(s·w), 0,
-//!   w−1)` computed in f32. RECT textures take unnormalised coordinates (`x = floor(s)`).
+//! * **Filtering** is nearest only, with clamp-to-edge addressing: `x = clamp(floor(s·w) + o, 0,
+//!   w−1)` computed in f32, where `o` is the integer texel offset (GL's rule: the offset moves
+//!   the unnormalised texel coordinate before the wrap mode applies). RECT textures take
+//!   unnormalised coordinates (`x = floor(s) + o`). Gathers shift their footprint by `o`.
 //! * **Level of detail** travels as signed 8.8 fixed point, as on the hardware: explicit LODs and
 //!   biases are converted with [`lod_to_fixed88`], implicit LODs come from coarse quad
 //!   derivatives ([`Texture::implicit_lod`]). The level is `clamp((lod + 0x80) >> 8, 0,
@@ -169,13 +171,14 @@ impl Texture {
     pub fn sample(&self, coords: SampleCoords, lod: i32) -> [u32; 4] {
         let level = self.select_level(lod);
         let (w, h, d) = self.level_size(level);
-        let scale = |coord: f32, size: u32| -> i32 {
+        let scale = |coord: f32, size: u32, offset: i32| -> i32 {
             let texel = if self.dim == Dim::Rect { coord.floor() } else { (coord * size as f32).floor() };
-            clamp_index(texel, size)
+            clamp_index(texel + offset as f32, size)
         };
-        let x = scale(coords.s, w);
-        let y = if matches!(self.dim, Dim::D1 | Dim::Buffer) { 0 } else { scale(coords.t, h) };
-        let z = if self.dim == Dim::D3 { scale(coords.r, d) } else { 0 };
+        let [ox, oy, oz] = coords.offset;
+        let x = scale(coords.s, w, ox);
+        let y = if matches!(self.dim, Dim::D1 | Dim::Buffer) { 0 } else { scale(coords.t, h, oy) };
+        let z = if self.dim == Dim::D3 { scale(coords.r, d, oz) } else { 0 };
         let layer = if self.array { clamp_index(coords.layer.round_ties_even(), self.layers) as u32 } else { 0 };
         let layer = if self.dim == Dim::Cube { layer * 6 + coords.face.min(5) } else { layer };
         let texel = self.texel(level, layer, x, y, z);
@@ -192,8 +195,8 @@ impl Texture {
     /// (i0,j1), (i1,j1), (i1,j0), (i0,j0) as GL defines it; each texel clamped to the edge.
     pub fn gather(&self, coords: SampleCoords, component: usize) -> [u32; 4] {
         let (w, h, _) = self.level_size(0);
-        let base = |coord: f32, size: u32| (coord * size as f32 - 0.5).floor();
-        let (i0, j0) = (base(coords.s, w), base(coords.t, h));
+        let base = |coord: f32, size: u32, offset: i32| (coord * size as f32 - 0.5).floor() + offset as f32;
+        let (i0, j0) = (base(coords.s, w, coords.offset[0]), base(coords.t, h, coords.offset[1]));
         let layer = if self.array { clamp_index(coords.layer.round_ties_even(), self.layers) as u32 } else { 0 };
         let layer = if self.dim == Dim::Cube { layer * 6 + coords.face.min(5) } else { layer };
         let at = |i: f32, j: f32| {
@@ -280,6 +283,8 @@ pub struct SampleCoords {
     pub face: u32,
     /// Depth reference for shadow lookups.
     pub reference: Option<f32>,
+    /// Integer texel offsets (x, y, z), added to the texel coordinate before clamping.
+    pub offset: [i32; 3],
 }
 
 fn clamp_index(texel: f32, size: u32) -> i32 {
@@ -375,6 +380,17 @@ mod tests {
         assert_eq!(t.sample(at(0.999, 0.5), 0), t.texel(0, 0, 15, 8, 0));
         assert_eq!(t.sample(at(7.0, -3.0), 0), t.texel(0, 0, 15, 0, 0));
         assert_eq!(t.sample(at(f32::NAN, 0.0), 0), t.texel(0, 0, 0, 0, 0));
+    }
+
+    #[test]
+    fn offsets_move_before_the_clamp() {
+        let t = tex2d();
+        let at = |s, t_, o| SampleCoords { s, t: t_, offset: o, ..SampleCoords::default() };
+        assert_eq!(t.sample(at(0.5, 0.5, [1, -2, 0]), 0), t.texel(0, 0, 9, 6, 0));
+        // Outside the texture, the offset applies first: 17 - 1 = 16 clamps to 15 (not 14).
+        assert_eq!(t.sample(at(17.0 / 16.0, 0.0, [-1, 0, 0]), 0), t.texel(0, 0, 15, 0, 0));
+        let g = t.gather(at(0.5, 0.5, [1, 1, 0]), 0);
+        assert_eq!(g[3], t.texel(0, 0, 8, 8, 0)[0]);
     }
 
     #[test]

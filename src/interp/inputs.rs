@@ -24,7 +24,7 @@ use crate::tgsi::opcodes::{Opcode, OperandType};
 use std::collections::{HashMap, HashSet};
 
 /// Words per generated buffer.
-pub const BUFFER_WORDS: usize = 1024;
+pub const BUFFER_WORDS: usize = 8192;
 
 struct Rng(u64);
 

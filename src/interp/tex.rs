@@ -123,49 +123,15 @@ fn robust(inputs: &[Val], eval: impl Fn(&[f32]) -> [u32; 4]) -> [Val; 4] {
     r.map(Val::exact)
 }
 
-fn clamp_index(texel: f32, size: u32) -> i32 {
-    if texel.is_nan() { 0 } else { texel.clamp(0.0, size.saturating_sub(1) as f32) as i32 }
-}
-
-/// The model's nearest sample with integer texel offsets added after scaling (before the
-/// clamp), built from the model's level selection, level sizes and texels.
+/// The model's nearest sample with integer texel offsets (cube maps take none).
 fn sample_offset(tex: &Texture, c: SampleCoords, lod: i32, off: [i32; 3]) -> [u32; 4] {
-    if off == [0; 3] || tex.dim == Dim::Cube {
-        return tex.sample(c, lod);
-    }
-    let level = tex.select_level(lod);
-    let (w, h, d) = tex.level_size(level);
-    let idx = |coord: f32, size: u32, o: i32| -> i32 {
-        let t = if tex.dim == Dim::Rect { coord.floor() } else { (coord * size as f32).floor() };
-        clamp_index(t + o as f32, size)
-    };
-    let x = idx(c.s, w, off[0]);
-    let y = if matches!(tex.dim, Dim::D1 | Dim::Buffer) { 0 } else { idx(c.t, h, off[1]) };
-    let z = if tex.dim == Dim::D3 { idx(c.r, d, off[2]) } else { 0 };
-    let layer = if tex.array { clamp_index(c.layer.round_ties_even(), tex.layers) as u32 } else { 0 };
-    let texel = tex.texel(level, layer, x, y, z);
-    match c.reference {
-        Some(reference) => [if reference <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(); 4],
-        None => texel,
-    }
+    let offset = if tex.dim == Dim::Cube { [0; 3] } else { off };
+    tex.sample(SampleCoords { offset, ..c }, lod)
 }
 
 fn gather_offset(tex: &Texture, c: SampleCoords, component: usize, off: [i32; 3]) -> [u32; 4] {
-    if off == [0; 3] || tex.dim == Dim::Cube {
-        return tex.gather(c, component);
-    }
-    let (w, h, _) = tex.level_size(0);
-    let base = |coord: f32, size: u32, o: i32| (coord * size as f32 - 0.5).floor() + o as f32;
-    let (i0, j0) = (base(c.s, w, off[0]), base(c.t, h, off[1]));
-    let layer = if tex.array { clamp_index(c.layer.round_ties_even(), tex.layers) as u32 } else { 0 };
-    let at = |i: f32, j: f32| {
-        let texel = tex.texel(0, layer, clamp_index(i, w), clamp_index(j, h), 0);
-        match c.reference {
-            Some(reference) => if reference <= f32::from_bits(texel[0]) { 1.0f32 } else { 0.0 }.to_bits(),
-            None => texel[component & 3],
-        }
-    };
-    [at(i0, j0 + 1.0), at(i0 + 1.0, j0 + 1.0), at(i0 + 1.0, j0), at(i0, j0)]
+    let offset = if tex.dim == Dim::Cube { [0; 3] } else { off };
+    tex.gather(SampleCoords { offset, ..c }, component)
 }
 
 impl Machine<'_, '_> {

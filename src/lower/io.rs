@@ -305,7 +305,14 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     // Registers of a range share the semantic with consecutive indices.
     let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
     match name {
-        SemanticName::Position => return frag_coord(ctx),
+        SemanticName::Position => {
+            ctx.io.system_value_meta.push(meta::SystemValue {
+                register: format!("IN[{index}]"),
+                semantic: "POSITION".into(),
+                source: "preload".into(),
+            });
+            return frag_coord(ctx);
+        }
         SemanticName::Face => {
             ctx.io.flags.reads_face = true;
             let flags = preload(ctx, 58);

@@ -323,11 +323,17 @@ impl<'p> Ctx<'p> {
         }
     }
 
+    /// The value of a variable never written on some path. TGSI leaves it undefined; we read 0
+    /// (one shared zero), so the hardware never reads a register nothing wrote and results do not
+    /// depend on leftovers.
     fn undef_of(&mut self, var: Var) -> Value {
         if let Some(&v) = self.undefs.get(&var) {
             return v;
         }
-        let v = self.entry_builder().undef();
+        let v = match self.undefs.values().next() {
+            Some(&zero) => zero,
+            None => self.entry_builder().konst(0),
+        };
         self.undefs.insert(var, v);
         v
     }

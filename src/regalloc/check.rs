@@ -214,7 +214,18 @@ pub fn check(shader: &Shader, mach: &MachShader, spill: &SpillInfo, allowed: u64
                             state[instr.dest.reg as usize] = Some(c(d));
                         }
                         InstKind::Machine => {
-                            check_machine(shader, inst, instr, &state, &c, &undefined, &slot_of, &fill_of, bi, &mut errors);
+                            check_machine(
+                                shader,
+                                inst,
+                                instr,
+                                &state,
+                                &c,
+                                &undefined,
+                                &slot_of,
+                                &fill_of,
+                                bi,
+                                &mut errors,
+                            );
                             // Results.
                             let mut writes: Vec<(Reg, Value)> = Vec::new();
                             let info = instr.info();
