@@ -190,10 +190,10 @@ impl Machine {
                 let kind = if table == 0 { RegionKind::Ubo(index) } else { RegionKind::Ssbo(index) };
                 let size = self.memory.region(kind).map_or(0, |r| r.data.len());
                 if u64::from(offset) + access_bytes(name) as u64 > size as u64 {
-                    return fault(format!(
-                        "{name} at byte offset {offset} runs past the end of {} ({size} bytes)",
-                        super::memory::describe(kind)
-                    ));
+                    // LD_BUFFER is bounds-checked against the descriptor's size (robust buffer
+                    // access): a read outside the buffer returns zeros.
+                    let zeros = vec![0u32; usize::from(instr.staging[0].count)];
+                    return self.write_staging_words(p, pc, lane, instr.staging[0], &zeros, slot);
                 }
                 self.load(p, pc, lane, slot, addr, table == 6)
             }
