@@ -230,7 +230,7 @@ fn compare(
 fn screen_position(clip: [u32; 4], acc: [Accuracy; 4]) -> ([u32; 4], [Accuracy; 4]) {
     let f = |c: usize| f32::from_bits(clip[c]);
     let rcp = 1.0 / f(3);
-    let w = if rcp.is_nan() { -32768.0f32.max(rcp) } else { rcp.max(-32768.0).min(32768.0) };
+    let w = if rcp.is_nan() { -32768.0 } else { rcp.clamp(-32768.0, 32768.0) };
     let mut out = [0u32; 4];
     let mut accs = [Accuracy::Exact; 4];
     for c in 0..3 {

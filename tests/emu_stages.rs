@@ -362,8 +362,9 @@ STORE.i32.slot2.end @r10, r16, offset:0
     inputs.registers.insert(RegKey::with_dimension(File::Const, 1, 2), [[f(0.5), 0, 0, 0]; LANES]);
     let out = emu::run(&bytes, &m, &inputs).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.buffers[&0], vec![f(2.5); 4]);
-    // A load past the end of a buffer is a fault naming the instruction.
-    let bad = "IADD_IMM.i32 r13, 0x0, #0x06000000\nIADD_IMM.i32 r14, 0x0, #0x10\nLD_BUFFER.i32.unsigned.slot0.end @r8, r14, r13";
+    // A buffer load through a handle of a table that holds no buffers is a fault naming the
+    // instruction (loads past the end read zeros; see emu_messages).
+    let bad = "IADD_IMM.i32 r13, 0x0, #0x07000000\nIADD_IMM.i32 r14, 0x0, #0x10\nLD_BUFFER.i32.unsigned.slot0.end @r8, r14, r13";
     let (bytes, variants) = blob(&[("main", bad, &[])]);
     let e = emu::run(&bytes, &compute_meta(variants), &compute_inputs(4)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Fault);
