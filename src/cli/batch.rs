@@ -39,16 +39,27 @@ impl Outcome {
 /// Expands the command-line inputs: files are taken as given (`-` is standard input),
 /// directories are searched recursively for files ending in `.{extension}`, sorted by path.
 pub fn collect_inputs(args: &[PathBuf], extension: &str) -> Result<Vec<PathBuf>, String> {
+    Ok(collect_inputs_relative(args, extension)?.into_iter().map(|(path, _)| path).collect())
+}
+
+/// Like [`collect_inputs`], with each input's path relative to the directory argument it was
+/// found under (its file name for a file argument): the name of its output under `--out-dir`.
+pub fn collect_inputs_relative(args: &[PathBuf], extension: &str) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let mut inputs = Vec::new();
     for arg in args {
         if arg.is_dir() {
-            let before = inputs.len();
-            walk(arg, extension, &mut inputs).map_err(|e| format!("cannot read directory {}: {e}", arg.display()))?;
-            if inputs.len() == before {
+            let mut found = Vec::new();
+            walk(arg, extension, &mut found).map_err(|e| format!("cannot read directory {}: {e}", arg.display()))?;
+            if found.is_empty() {
                 return Err(format!("no *.{extension} files found under {}", arg.display()));
             }
+            for path in found {
+                let relative = path.strip_prefix(arg).unwrap_or(&path).to_path_buf();
+                inputs.push((path, relative));
+            }
         } else {
-            inputs.push(arg.clone());
+            let relative = PathBuf::from(arg.file_name().unwrap_or(std::ffi::OsStr::new("stdin")));
+            inputs.push((arg.clone(), relative));
         }
     }
     if inputs.is_empty() {

@@ -14,6 +14,7 @@ use super::Global;
 use super::batch::{self, Outcome};
 use super::output::write_output;
 use clap::ValueEnum;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -92,10 +93,31 @@ fn parse_gpu(text: &str) -> Result<Gpu, String> {
 }
 
 pub fn run(args: Args, global: Global) -> ExitCode {
-    let inputs = match batch::collect_inputs(&args.inputs, "tgsi") {
-        Ok(inputs) => inputs,
+    let found = match batch::collect_inputs_relative(&args.inputs, "tgsi") {
+        Ok(found) => found,
         Err(message) => return super::usage_error(message),
     };
+    let inputs: Vec<PathBuf> = found.iter().map(|(path, _)| path.clone()).collect();
+    // Under --out-dir each output keeps its input's path relative to the directory argument
+    // it was found under, so `fs/a.tgsi` and `vs/a.tgsi` do not overwrite each other.
+    let mut targets: HashMap<PathBuf, PathBuf> = HashMap::new();
+    if let Some(dir) = &args.out_dir {
+        let ext = extension(args.emit.unwrap_or(Emit::Bin));
+        let mut seen: HashMap<PathBuf, &Path> = HashMap::new();
+        for (path, relative) in &found {
+            let stem = relative.file_stem().map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
+            let out = dir.join(relative.with_file_name(format!("{stem}.{ext}")));
+            if let Some(other) = seen.insert(out.clone(), path) {
+                return super::usage_error(format!(
+                    "{} and {} would both be written to {}",
+                    other.display(),
+                    path.display(),
+                    out.display()
+                ));
+            }
+            targets.insert(path.clone(), out);
+        }
+    }
     if args.output.is_some() && inputs.len() > 1 {
         return super::usage_error("-o takes one input; use --out-dir for several");
     }
@@ -103,17 +125,24 @@ pub fn run(args: Args, global: Global) -> ExitCode {
     if let Some(bad) = args.print_after.iter().find(|p| !PASSES.contains(&p.as_str())) {
         return super::usage_error(format!("unknown pass `{bad}`: use one of {}", PASSES.join(", ")));
     }
-    if let Some(dir) = &args.out_dir
-        && !dir.is_dir()
-    {
-        return super::usage_error(format!("output directory {} does not exist", dir.display()));
+    for out in targets.values() {
+        let parent = out.parent().unwrap_or(Path::new("."));
+        if let Err(e) = std::fs::create_dir_all(parent) {
+            return super::usage_error(format!("cannot create directory {}: {e}", parent.display()));
+        }
     }
     let listing_to_stdout = args.output.is_none() && args.out_dir.is_none() && inputs.len() == 1;
     let summary = inputs.len() > 1;
-    batch::run(&inputs, summary, |path| compile_one(path, &args, global, listing_to_stdout))
+    batch::run(&inputs, summary, |path| compile_one(path, targets.get(path), &args, global, listing_to_stdout))
 }
 
-fn compile_one(path: &Path, args: &Args, global: Global, listing_to_stdout: bool) -> Outcome {
+fn compile_one(
+    path: &Path,
+    out_dir_target: Option<&PathBuf>,
+    args: &Args,
+    global: Global,
+    listing_to_stdout: bool,
+) -> Outcome {
     let text = match batch::read_text(path) {
         Ok(text) => text,
         Err(message) => return Outcome::fail(message),
@@ -138,11 +167,7 @@ fn compile_one(path: &Path, args: &Args, global: Global, listing_to_stdout: bool
     let mut stdout = String::new();
     let target = match (&args.output, &args.out_dir) {
         (Some(out), _) => Some(out.clone()),
-        (None, Some(dir)) => {
-            let stem = path.file_stem().map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
-            let ext = extension(args.emit.unwrap_or(Emit::Bin));
-            Some(dir.join(format!("{stem}.{ext}")))
-        }
+        (None, Some(_)) => out_dir_target.cloned(),
         (None, None) => None,
     };
     match target {
@@ -168,6 +193,8 @@ fn compile_one(path: &Path, args: &Args, global: Global, listing_to_stdout: bool
             if format == Emit::Bin && !args.no_meta && out != Path::new("-") {
                 let meta = out.with_extension("json");
                 if let Err(m) = write_output(&meta, compiled.meta.to_json().as_bytes()) {
+                    // A blob without its metadata is a partial result: take it back.
+                    let _ = std::fs::remove_file(&out);
                     return Outcome::fail(format!("{stderr}error: {m}\n"));
                 }
             }
