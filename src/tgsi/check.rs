@@ -38,11 +38,13 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         used: Vec::new(),
         any_of_file: HashMap::new(),
         reported: Default::default(),
+        stale_labels: Vec::new(),
     };
     c.declarations();
     c.properties();
     c.instructions();
     c.control_flow();
+    c.report_stale_labels();
     c.unused();
     c.diags.sort_by_key(|d| (d.primary.span.start, d.severity == crate::diag::Severity::Warning));
     c.diags
@@ -73,6 +75,9 @@ struct Checker<'a> {
     any_of_file: HashMap<File, Vec<usize>>,
     /// Undeclared registers already reported (reported once each).
     reported: std::collections::HashSet<(File, u32, u32)>,
+    /// Branch labels that disagree with the nesting: (statement span, label, what it points
+    /// to, note). Reported as one warning, since old dumps often carry many stale labels.
+    stale_labels: Vec<(Span, u32, String, String)>,
 }
 
 fn stage_of(p: Processor) -> StageMask {
@@ -297,8 +302,10 @@ impl<'a> Checker<'a> {
                     )),
                 );
             }
+            // EMIT and ENDPRIM without their stream operand are the Mesa ≤ 10.2 form (stream 0).
+            let legacy_streamless = matches!(inst.opcode, Opcode::Emit | Opcode::Endprim) && inst.src.is_empty();
             if inst.dst.len() != usize::from(info.num_dst)
-                || inst.src.len() != usize::from(info.num_src)
+                || (inst.src.len() != usize::from(info.num_src) && !legacy_streamless)
                 || inst.texture_target.is_some() != info.has_texture_target
             {
                 self.diags.push(
@@ -745,11 +752,37 @@ impl<'a> Checker<'a> {
     }
 
     fn label_warning(&mut self, inst: &Instruction, label: u32, what: String) {
-        self.diags.push(
-            Diagnostic::warning("W0101", inst.span, format!("branch label :{label} disagrees with the nesting"))
-                .with_label(format!("`{}` points to instruction {label}", inst.opcode.name()))
-                .with_note(format!("{what}; the structure is taken from the nesting, the label is ignored")),
-        );
+        self.stale_labels.push((
+            inst.span,
+            label,
+            format!("`{}` points to instruction {label}", inst.opcode.name()),
+            format!("{what}; the structure is taken from the nesting, the label is ignored"),
+        ));
+    }
+
+    /// One W0101 for all disagreeing labels: the first with its explanation, the others as
+    /// secondary labels.
+    fn report_stale_labels(&mut self) {
+        let mut stale = std::mem::take(&mut self.stale_labels);
+        stale.sort_by_key(|l| l.0.start);
+        let mut labels = stale.into_iter();
+        let Some((span, number, label, note)) = labels.next() else { return };
+        let mut d = Diagnostic::warning("W0101", span, format!("branch label :{number} disagrees with the nesting"))
+            .with_label(label)
+            .with_note(note);
+        let more = labels.len();
+        for (span, _, label, _) in labels {
+            d = d.with_secondary(span, label);
+        }
+        if more > 0 {
+            d = d.with_note(format!(
+                "{} more label{} in this shader disagree{} with the nesting (marked above); old Mesa dumps often carry stale labels",
+                more,
+                if more == 1 { "" } else { "s" },
+                if more == 1 { "s" } else { "" }
+            ));
+        }
+        self.diags.push(d);
     }
 
     fn unused(&mut self) {

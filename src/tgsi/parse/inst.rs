@@ -49,7 +49,11 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        let (nd, ns) = (usize::from(info.num_dst), usize::from(info.num_src));
+        let (nd, mut ns) = (usize::from(info.num_dst), usize::from(info.num_src));
+        if matches!(opcode, Opcode::Emit | Opcode::Endprim) && self.rest_of_line_is_blank() {
+            // Before Mesa 10.3 EMIT and ENDPRIM took no stream operand (stream 0).
+            ns = 0;
+        }
         let total = nd + ns + usize::from(info.has_texture_target);
         let mut inst = Instruction {
             opcode,
@@ -102,6 +106,11 @@ impl Parser<'_> {
         self.end_of_statement("instruction", opcode)?;
         self.statements.push(Statement::Instruction(inst));
         Ok(())
+    }
+
+    /// Whether only blanks (no line break needed) remain before the end of the line or text.
+    fn rest_of_line_is_blank(&self) -> bool {
+        self.src[self.pos..].iter().find(|&&c| !matches!(c, b' ' | b'\t')).is_none_or(|&c| matches!(c, b'\n' | b'\r'))
     }
 
     /// After a statement: white space or the end of the text must follow.
