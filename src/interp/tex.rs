@@ -414,7 +414,9 @@ impl Machine<'_, '_> {
                 }
                 gather_component = Some(0);
             }
-            O::Gather4 => gather_component = Some(swizzle[0].index()),
+            // The gathered component is the sampler operand's swizzle `.x` (llvmpipe's
+            // convention, as the compiler's); the view's swizzle applies to the result.
+            O::Gather4 => gather_component = Some(inst.src[2].swizzle[0].index()),
             O::Sample => {}
             O::SampleB => lod_mode = LodMode::Implicit(Some((1, 0))),
             O::SampleL => lod_mode = LodMode::Explicit(1, 0),

@@ -130,7 +130,9 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         O::Txqs | O::SampleInfo => sample_count(ctx, inst, opcode),
         O::SamplePos => ctx.unsupported(
             inst.opcode.name(),
-            "sample positions of a resource are not available to the shader (no driver implements SAMPLE_POS)",
+            "a resource's sample positions are nowhere a Valhall shader can read them: the only sample-position \
+             table is the framebuffer's (the `sample` FAU special, which panfrost reads for gl_SamplePosition), \
+             and tgsi.rst notes that no driver implements SAMPLE_POS",
         ),
         _ => return false,
     }
