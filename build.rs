@@ -138,14 +138,38 @@ struct SrcDef {
 
 #[derive(Clone, Debug)]
 enum Body {
-    Staging { write: bool, base: Range, control: u8, control_bits: Range, minus_one: bool, count: Range },
-    Dest { reg: Range, mask: Range },
+    Staging {
+        write: bool,
+        base: Range,
+        control: u8,
+        control_bits: Range,
+        minus_one: bool,
+        count: Range,
+    },
+    Dest {
+        reg: Range,
+        mask: Range,
+    },
     Src(SrcDef),
-    Imm { name: String, range: Range, signed: bool },
-    Fixed { name: String, range: Range, value: u64 },
+    Imm {
+        name: String,
+        range: Range,
+        signed: bool,
+    },
+    Fixed {
+        name: String,
+        range: Range,
+        value: u64,
+    },
     /// `text`: the spelling Mesa's text tools use (`None`: the key itself); `hidden`: Mesa's
     /// text tools do not know the field, so the disassembler never prints it.
-    Mod { key: String, range: Range, enum_key: Option<String>, text: Option<String>, hidden: bool },
+    Mod {
+        key: String,
+        range: Range,
+        enum_key: Option<String>,
+        text: Option<String>,
+        hidden: bool,
+    },
     Overlap(String, String),
 }
 
@@ -734,10 +758,9 @@ fn check_operands(inst: &Inst, enums: &HashMap<&str, &EnumDef>, at: &str, errors
             }
             Body::Fixed { name, range, .. } => placeholder |= name == "placeholder" && *range == (40, 47),
             Body::Mod { key, range, enum_key, text, hidden } => match enum_key {
-                Some(_) if text.is_some() || *hidden => errors.push(format!(
-                    "{ISA_PATH}:{no}: {}: only flags take `text` or `hidden` (`{key}`)",
-                    inst.name
-                )),
+                Some(_) if text.is_some() || *hidden => {
+                    errors.push(format!("{ISA_PATH}:{no}: {}: only flags take `text` or `hidden` (`{key}`)", inst.name))
+                }
                 Some(e) => {
                     if let Some(n) = enum_ref(e, *no, errors)
                         && n > 1 << (range.1 - range.0 + 1)

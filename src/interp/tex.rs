@@ -68,7 +68,8 @@ struct Layout {
 fn layout(target: TextureTarget, span: crate::diag::Span) -> Result<Layout, InterpError> {
     use TextureTarget as T;
     let msaa = matches!(target.canonical(), T::Msaa2D | T::ArrayMsaa2D);
-    let l = |dim, array, shadow, coords, layer, reference| Layout { dim, array, shadow, coords, layer, reference, msaa };
+    let l =
+        |dim, array, shadow, coords, layer, reference| Layout { dim, array, shadow, coords, layer, reference, msaa };
     Ok(match target.canonical() {
         T::Buffer => l(Dim::Buffer, false, false, 1, None, None),
         T::Tex1D => l(Dim::D1, false, false, 1, None, None),

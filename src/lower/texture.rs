@@ -952,8 +952,11 @@ fn cube_gradient_lod(ctx: &mut Ctx, p: [Src; 3], g: [Src; 6], width: Src) -> Val
     // The component of `v` that becomes Q.<k>: (z major: x y z, y major: x z y, x major: y z x).
     let pick = |b: &mut crate::ir::builder::Builder, v: [Value; 3], k: usize| -> Value {
         let (z_major, y_major, x_major) = [(0, 0, 1), (1, 2, 2), (2, 1, 0)][k];
-        let not_z =
-            if y_major == x_major { v[y_major] } else { b.csel_f32(Condition::Ge, Src::new(ay), Src::new(max_xz), Src::new(v[y_major]), Src::new(v[x_major])) };
+        let not_z = if y_major == x_major {
+            v[y_major]
+        } else {
+            b.csel_f32(Condition::Ge, Src::new(ay), Src::new(max_xz), Src::new(v[y_major]), Src::new(v[x_major]))
+        };
         b.csel_f32(Condition::Ge, Src::new(az), Src::new(max_xy), Src::new(v[z_major]), Src::new(not_z))
     };
     let q = [0, 1, 2].map(|k| pick(&mut b, p, k));
@@ -1021,10 +1024,12 @@ fn lod_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         }
     } else if mask & 3 != 0 {
         ctx.io.flags.needs_helper_threads = true;
-        let coords: Vec<Value> = (0..target.coords()).map(|j| {
-            let c = fsrc(ctx, inst, 0, j);
-            to_value(ctx, c)
-        }).collect();
+        let coords: Vec<Value> = (0..target.coords())
+            .map(|j| {
+                let c = fsrc(ctx, inst, 0, j);
+                to_value(ctx, c)
+            })
+            .collect();
         let staging = if target.shape == Shape::Cube {
             let (x, t) = cube_coords(ctx, coords[0], coords[1], coords[2]);
             vec![x, t]

@@ -291,7 +291,9 @@ fn operand_lines(i: &InstrInfo) -> Vec<String> {
 
 fn modifier_line(m: &ModInfo) -> String {
     match m.enum_info() {
-        None if m.hidden => format!("{} (flag, bit {}; not printed, as Mesa's text tools do not know it)", m.key, m.start),
+        None if m.hidden => {
+            format!("{} (flag, bit {}; not printed, as Mesa's text tools do not know it)", m.key, m.start)
+        }
         None if m.text != m.key => format!("{} (flag, bit {}; printed `.{}` as Mesa does)", m.key, m.start, m.text),
         None => format!("{} (flag, bit {})", m.key, m.start),
         Some(e) => {
