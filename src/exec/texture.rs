@@ -4,17 +4,21 @@
 //! texture unit, level, layer and integer texel coordinates. The model is defined by this file
 //! alone (docs/exec-formats.md restates it):
 //!
-//! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component). Float and
-//!   UNORM textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw
-//!   32-bit hash.
+//! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component), with the
+//!   sample index appended for multisample textures (`samples > 1`, 2D with one level; the
+//!   default texture of a multisample target has [`DEFAULT_SAMPLES`]). Float and UNORM
+//!   textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw 32-bit
+//!   hash. Samples past the last one read zeros.
 //! * **Filtering** is nearest only, with clamp-to-edge addressing: `x = clamp(floor(s·w) + o, 0,
 //!   w−1)` computed in f32, where `o` is the integer texel offset (GL's rule: the offset moves
 //!   the unnormalised texel coordinate before the wrap mode applies). RECT textures take
 //!   unnormalised coordinates (`x = floor(s) + o`). Gathers shift their footprint by `o`.
 //! * **Level of detail** travels as signed 8.8 fixed point, as on the hardware: explicit LODs and
 //!   biases are converted with [`lod_to_fixed88`], implicit LODs come from coarse quad
-//!   derivatives ([`Texture::implicit_lod`]). The level is `clamp((lod + 0x80) >> 8, 0,
-//!   levels−1)`, i.e. nearest mip level.
+//!   derivatives ([`Texture::implicit_lod`]), explicit derivatives the same way
+//!   ([`Texture::gradient_lod`]: `log2` of the longer scaled derivative; no anisotropy). The
+//!   level is `clamp((lod + 0x80) >> 8, 0, levels−1)`, i.e. nearest mip level; LOD queries
+//!   return that level and the raw LOD ([`Texture::query_lod`]).
 //! * **Array layers** are `clamp(round_half_even(layer), 0, layers−1)`.
 //! * **Depth comparison** (shadow targets) tests `reference <= texel.x` and returns 1.0 or 0.0
 //!   in all four components.

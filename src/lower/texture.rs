@@ -5,21 +5,35 @@
 //! | TGSI | Valhall |
 //! | --- | --- |
 //! | TEX, TXP, TXB, TXL, TEX_LZ, TEX2, TXB2, TXL2; SAMPLE, SAMPLE_B, SAMPLE_C, SAMPLE_C_LZ, SAMPLE_L | `TEX_SINGLE` |
+//! | TXD, SAMPLE_D | `TEX_GRADIENT.derivative_enable` → `TEX_SINGLE.grdesc`; cube maps: ALU LOD → `TEX_SINGLE.explicit` |
 //! | TXF, TXF_LZ; SAMPLE_I, SAMPLE_I_MS | `TEX_FETCH` (sampler 0) |
 //! | TG4; GATHER4 | `TEX_GATHER` |
+//! | LODQ, LOD | two `TEX_GRADIENT.force_delta_enable` (fragment shaders), `S16_TO_F32` |
 //! | TXQ, TXQ_LZ; SVIEWINFO | `texture_size.U` sysval words (no instruction), shifted by the level |
+//! | TXQS, SAMPLE_INFO | `texture_samples.U` sysval word (multisample targets), else 1 |
 //! | DDX, DDY (coarse), DDX_FINE, DDY_FINE | two `CLPER.i32.subgroup4` and an `FADD` |
 //!
-//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, DSX →
-//! DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ = TXQ at
-//! level 0).
+//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, TEXLDD →
+//! TXD, DSX → DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ =
+//! TXQ at level 0).
 //!
-//! Rejected, with the reason in the diagnostic: TXD, TEXLDD and SAMPLE_D (the gradient
-//! descriptor needs `TEX_GRADIENT`'s derivative-enable bit 15, which the ISA tables cannot
-//! express, docs/valhall.md §8), LODQ and LOD (force-delta-enable bit 12, likewise), TXQS and
-//! SAMPLE_INFO (no sample count reaches the shader), SAMPLE_POS, the 7.11–8.0 LOAD_MS (no sample
-//! operand), sampling (as opposed to fetching) buffer and multisample textures, and the
-//! combinations TGSI itself declares illegal (below).
+//! Rejected, with the reason in the diagnostic: SAMPLE_POS (no Valhall shader can read a
+//! resource's sample positions), SAMPLE_INFO of the render target (no such driver value), the
+//! 7.11–8.0 LOAD_MS (no sample operand), TXD on shadow cube arrays (no operand for the
+//! reference), LOD queries and sampling (as opposed to fetching) of buffer and multisample
+//! textures, and the combinations TGSI itself declares illegal (below).
+//!
+//! # Explicit derivatives and LOD queries (§C.12.4)
+//!
+//! * **TXD/SAMPLE_D**: `TEX_GRADIENT` (u32 results, write mask `rg`, `derivative_enable`,
+//!   `lod_clamp_disable`, `lod_bias_disable`, no array/shadow/offset) reads `ddx.s, ddy.s,
+//!   ddx.t, ddy.t, ddx.r, ddy.r` (two words per coordinate of the target) and returns the
+//!   two-word gradient descriptor, which `TEX_SINGLE.grdesc` takes as its last two staging
+//!   words. Cube maps never reach the texture unit with derivatives in the production
+//!   compiler (panfrost's `lower_txd_cube_map`): the LOD of `cube_gradient_lod` is computed by
+//!   ALU instructions (face width from `texture_size.U`, `LG2` of the transcendental module)
+//!   and sampled with `.explicit`. Works in every stage (no quad needed).
+//! * **LODQ/LOD** (fragment shaders; 0 elsewhere): see [`lod_query`].
 //!
 //! # Texture units and handles
 //!
@@ -48,9 +62,10 @@
 //!    clamps it), the integer layer for fetches.
 //! 5. shadow reference (float).
 //! 6. offset word (sets `.texel_offset`): bytes 0–2 the signed texel offsets in x, y, z (only the
-//!    target's dimensions), byte 2 the sample index of multisample fetches, byte 3 the level of
-//!    fetches (`min(level, 255)` unsigned, so out-of-range levels stay out of range).
+//!    target's dimensions), byte 2 the sample index of multisample fetches and byte 3 the level
+//!    of fetches (each `min(value, 255)` unsigned, so out-of-range values stay out of range).
 //! 7. LOD or bias word (`.explicit`, `.computed_bias`): signed 8.8 in bits 0–15, bits 16–31 zero.
+//! 8. the two gradient-descriptor words (`.grdesc`).
 //!
 //! # Semantics (shared with the interpreter, defined by `src/exec/texture.rs`)
 //!
