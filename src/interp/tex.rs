@@ -317,7 +317,8 @@ impl Machine<'_, '_> {
                 // The sample of a multisample fetch: TXF's src0.w, SAMPLE_I_MS's src2.x
                 // (SAMPLE_I reads sample 0).
                 let sample_src = match op {
-                    O::SampleIMs => Some(self.src(2)?),
+                    // The Mesa 7.11–8.0 LOAD_MS form has no sample operand: sample 0.
+                    O::SampleIMs if inst.src.len() > 2 => Some(self.src(2)?),
                     O::Txf | O::TxfLz if msaa => Some(coord),
                     _ => None,
                 };
