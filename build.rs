@@ -138,12 +138,38 @@ struct SrcDef {
 
 #[derive(Clone, Debug)]
 enum Body {
-    Staging { write: bool, base: Range, control: u8, control_bits: Range, minus_one: bool, count: Range },
-    Dest { reg: Range, mask: Range },
+    Staging {
+        write: bool,
+        base: Range,
+        control: u8,
+        control_bits: Range,
+        minus_one: bool,
+        count: Range,
+    },
+    Dest {
+        reg: Range,
+        mask: Range,
+    },
     Src(SrcDef),
-    Imm { name: String, range: Range, signed: bool },
-    Fixed { name: String, range: Range, value: u64 },
-    Mod { key: String, range: Range, enum_key: Option<String> },
+    Imm {
+        name: String,
+        range: Range,
+        signed: bool,
+    },
+    Fixed {
+        name: String,
+        range: Range,
+        value: u64,
+    },
+    /// `text`: the spelling Mesa's text tools use (`None`: the key itself); `hidden`: Mesa's
+    /// text tools do not know the field, so the disassembler never prints it.
+    Mod {
+        key: String,
+        range: Range,
+        enum_key: Option<String>,
+        text: Option<String>,
+        hidden: bool,
+    },
     Overlap(String, String),
 }
 
@@ -319,7 +345,18 @@ fn parse_body(line: &str, no: usize) -> Result<Body, String> {
             let (i, range) = ws_range(i)?;
             let (i, kind) = preceded(space1, alt((tag("flag"), tag("enum")))).parse(i)?;
             let (i, enum_key) = if kind == "enum" { preceded(space1, ident).map(Some).parse(i)? } else { (i, None) };
-            Ok((i, Body::Mod { key: key.to_string(), range, enum_key: enum_key.map(str::to_string) }))
+            let (i, text) = opt(preceded((space1, tag("text"), space1), ident)).parse(i)?;
+            let (i, hidden) = opt(preceded(space1, tag("hidden"))).parse(i)?;
+            Ok((
+                i,
+                Body::Mod {
+                    key: key.to_string(),
+                    range,
+                    enum_key: enum_key.map(str::to_string),
+                    text: text.map(str::to_string),
+                    hidden: hidden.is_some(),
+                },
+            ))
         }),
         "overlap" => full(after, no, |i| {
             let (i, a) = preceded(space1, ident).parse(i)?;
@@ -650,6 +687,14 @@ fn check(isa: &Isa) -> Result<(), String> {
         }
         check_operands(inst, &enums, &at, &mut errors);
         check_fields(inst, &at, &mut errors);
+        let mut keys = HashSet::new();
+        for (item, no) in &inst.body {
+            if let Body::Mod { key, .. } = item
+                && !keys.insert(key.as_str())
+            {
+                errors.push(format!("{ISA_PATH}:{no}: {}: modifier key `{key}` is used twice", inst.name));
+            }
+        }
     }
     check_ambiguity(isa, &mut errors);
     if errors.is_empty() { Ok(()) } else { Err(errors.join("\n")) }
@@ -712,7 +757,10 @@ fn check_operands(inst: &Inst, enums: &HashMap<&str, &EnumDef>, at: &str, errors
                 }
             }
             Body::Fixed { name, range, .. } => placeholder |= name == "placeholder" && *range == (40, 47),
-            Body::Mod { key, range, enum_key } => match enum_key {
+            Body::Mod { key, range, enum_key, text, hidden } => match enum_key {
+                Some(_) if text.is_some() || *hidden => {
+                    errors.push(format!("{ISA_PATH}:{no}: {}: only flags take `text` or `hidden` (`{key}`)", inst.name))
+                }
                 Some(e) => {
                     if let Some(n) = enum_ref(e, *no, errors)
                         && n > 1 << (range.1 - range.0 + 1)
@@ -960,8 +1008,9 @@ fn generate(isa: &Isa) -> String {
                     range.1 - range.0 + 1
                 )),
                 Body::Fixed { name, .. } => placeholder |= name == "placeholder",
-                Body::Mod { key, range, enum_key } => mods.push(format!(
-                    "ModInfo {{ key: {key:?}, start: {}, width: {}, kind: {} }}",
+                Body::Mod { key, range, enum_key, text, hidden } => mods.push(format!(
+                    "ModInfo {{ key: {key:?}, text: {:?}, hidden: {hidden}, start: {}, width: {}, kind: {} }}",
+                    text.as_deref().unwrap_or(key),
                     range.0,
                     range.1 - range.0 + 1,
                     enum_key.as_deref().map_or("ModKind::Flag".to_string(), |e| format!("ModKind::Enum({})", enum_id(e)))

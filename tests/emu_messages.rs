@@ -238,6 +238,7 @@ fn texture_packing_and_shadow() {
         levels: 1,
         kind: TexelKind::Float,
         seed: 9,
+        samples: 1,
     };
     m.env.textures.insert(2, tex.clone());
     let reference = f32::from_bits(tex.texel(0, 1, 1, 2, 0)[0]);

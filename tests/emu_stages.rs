@@ -424,6 +424,7 @@ STORE.i128.slot0.end @r20:r21:r22:r23, r24, offset:48
             levels: 0,
             kind: TexelKind::Float,
             seed: 5,
+            samples: 1,
         },
     );
     let st = [[0.1f32, 0.9], [0.5, 0.5], [0.99, 0.01], [-1.0, 3.0]];

@@ -229,6 +229,7 @@ fn texture_lookups_match_the_model() {
         levels: 0,
         kind: TexelKind::Float,
         seed: 3,
+        samples: 1,
     };
     let coords = [[0.1f32, 0.2], [0.6, 0.2], [0.1, 0.7], [0.6, 0.7]];
     let at = |l: usize| SampleCoords { s: coords[l][0], t: coords[l][1], ..SampleCoords::default() };

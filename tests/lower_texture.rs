@@ -256,7 +256,8 @@ fn clamp(x: f32, c: Option<Clamp>) -> f32 {
         Some(Clamp::Clamp0Inf) => (0.0, f32::INFINITY),
         _ => return x,
     };
-    if x.is_nan() { 0.0 } else { x.clamp(lo, hi) }
+    // As the emulator implements the modifier: NaN gives the lower bound.
+    if x.is_nan() { lo } else { x.clamp(lo, hi) }
 }
 
 fn compare_f(c: Condition, a: f32, b: f32) -> bool {
@@ -285,6 +286,13 @@ fn compare_u(c: Condition, a: u32, b: u32) -> bool {
 
 impl Eval {
     fn run(shader: &Shader, inputs: &[u32], fau: HashMap<u8, u32>) -> Eval {
+        Eval::run_with(shader, inputs, fau, &[])
+    }
+
+    /// Runs the shader; the registers texture instructions write take the words of `results`
+    /// in order (then 0).
+    fn run_with(shader: &Shader, inputs: &[u32], fau: HashMap<u8, u32>, results: &[u32]) -> Eval {
+        let mut results = results.iter().copied();
         let mut e = Eval { values: HashMap::new(), messages: Vec::new(), fau };
         let mut inputs = inputs.iter().copied();
         let ids: Vec<_> =
@@ -304,6 +312,11 @@ impl Eval {
                         let k = (0..2).find(|&k| !inst.staging_is_write(k) && !inst.staging[k].is_empty()).unwrap();
                         let reads = shader.get(inst.staging[k]).iter().map(|v| e.values[v]).collect();
                         e.messages.push(reads);
+                        for w in (0..2).filter(|&w| inst.staging_is_write(w)) {
+                            for &v in shader.get(inst.staging[w]) {
+                                e.values.insert(v, results.next().unwrap_or(0));
+                            }
+                        }
                         continue;
                     }
                     if !inst.staging[0].is_empty() && name.starts_with("LD_") {
@@ -370,6 +383,11 @@ impl Eval {
                 }
             }
             Opcode::MUX_I32 => (u(0) & u(2)) | (u(1) & !u(2)),
+            Opcode::S16_TO_F32 => (u(0) as u16 as i16 as f32).to_bits(),
+            Opcode::FROUND_F32 => {
+                assert_eq!(mach.round_mode(), Some(RoundMode::Rtn));
+                x(0).floor().to_bits()
+            }
             Opcode::F32_TO_S32 => {
                 assert_eq!(mach.round_mode(), Some(RoundMode::Rtz));
                 let v = x(0);
@@ -555,10 +573,13 @@ fn fetch_words_pack_offsets_sample_and_level() {
         let expected = (x as u32 & 0xFF) | ((y as u32 & 0xFF) << 8) | ((z as u32 & 0xFF) << 16);
         assert_eq!(word, expected, "{x} {y} {z}");
     }
-    // Multisample: the sample index in byte 2.
+    // Multisample: the sample index in byte 2, min(sample, 255) unsigned (no sample has index
+    // 255, so large and negative indices stay out of range instead of wrapping to a sample).
     let shader = fs_shader("TXF TEMP[0], IN[0], SAMP[0], 2D_MSAA", "DCL SAMP[0]\n");
-    let e = Eval::run(&shader, &[1, 2, 0, 0x1_0003], HashMap::new());
-    assert_eq!(e.messages[0], vec![1, 2, 0x03_0000]);
+    for (sample, byte) in [(3u32, 3u32), (0, 0), (15, 15), (0x1_0003, 255), (0xFFFF_FFFF, 255)] {
+        let e = Eval::run(&shader, &[1, 2, 0, sample], HashMap::new());
+        assert_eq!(e.messages[0], vec![1, 2, byte << 16], "sample {sample:#x}");
+    }
 }
 
 #[test]
@@ -683,4 +704,51 @@ fn sample_corpus_texture_instructions() {
     );
     assert!(texture_insts > 100, "{texture_insts}");
     assert!(unexpected.is_empty(), "{unexpected:#?}");
+}
+
+// ---- Explicit derivatives and LOD queries --------------------------------------------------
+
+#[test]
+fn txd_stages_the_derivative_vector_then_the_descriptor() {
+    // 2D: TEX_GRADIENT reads ddx.s, ddy.s, ddx.t, ddy.t; TEX_SINGLE.grdesc reads s, t, the
+    // offset word and the two descriptor words TEX_GRADIENT returned.
+    let shader = fs_shader(
+        "TXD TEMP[0], IN[0], IN[1].xyyy, IN[1].zwww, SAMP[0], 2D, IMM[0].xyz",
+        "DCL SAMP[0]\nIMM[0] INT32 {1, -1, 0, 0}\n",
+    );
+    let inputs = [1.5f32, 2.5, 0.0, 0.0, 0.25, -0.5, 0.125, 8.0].map(f32::to_bits);
+    let e = Eval::run_with(&shader, &inputs, HashMap::new(), &[0x0180, 0xDEAD_0000]);
+    assert_eq!(e.messages.len(), 2);
+    assert_eq!(e.messages[0], [0.25f32, 0.125, -0.5, 8.0].map(f32::to_bits).to_vec());
+    assert_eq!(e.messages[1], vec![1.5f32.to_bits(), 2.5f32.to_bits(), 0x0000_FF01, 0x0180, 0xDEAD_0000]);
+    // 3D has six derivative words, 1D two.
+    let shader = fs_shader("TXD TEMP[0], IN[0], IN[1], IN[0].wzyx, SAMP[0], 3D", "DCL SAMP[0]\n");
+    let inputs: Vec<u32> = (1..=8).map(|i| (i as f32).to_bits()).collect();
+    let e = Eval::run_with(&shader, &inputs, HashMap::new(), &[7, 9]);
+    assert_eq!(e.messages[0], [5.0f32, 4.0, 6.0, 3.0, 7.0, 2.0].map(f32::to_bits).to_vec());
+    assert_eq!(e.messages[1], vec![1.0f32.to_bits(), 2.0f32.to_bits(), 3.0f32.to_bits(), 7, 9]);
+    let shader = fs_shader("TXD TEMP[0], IN[0], IN[1].xxxx, IN[1].yyyy, SAMP[0], 1D", "DCL SAMP[0]\n");
+    let e = Eval::run_with(&shader, &inputs, HashMap::new(), &[3, 4]);
+    assert_eq!(e.messages[0], [5.0f32, 6.0].map(f32::to_bits).to_vec());
+}
+
+#[test]
+fn lod_queries_convert_the_fixed_point_words() {
+    // TEX_GRADIENT results: clamped first (x), unclamped second (y); low 16 bits signed 8.8,
+    // the high half ignored. BLEND's staging shows the colour.
+    let shader = lowered(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\n  0: LODQ OUT[0].xy, IN[0], SAMP[0], 2D\n  1: END\n",
+    )
+    .shader;
+    let model = Texture::default_for(Dim::D2, false, TexelKind::Float, 0);
+    let cases = [(0i32, -4096i32), (0x80, 0x80), (0x17F, 0x17F), (0x180, 0x180), (0x400, 0x1000), (0x27F, -0x27F)];
+    for (clamped, unclamped) in cases {
+        let words = [clamped as u32 & 0xFFFF | 0xABCD_0000, unclamped as u32 & 0xFFFF | 0x1234_0000];
+        let e = Eval::run_with(&shader, &[0.5f32.to_bits(); 2], HashMap::new(), &words);
+        assert_eq!(e.messages.len(), 3, "two TEX_GRADIENT and BLEND");
+        assert_eq!(e.messages[0], vec![0.5f32.to_bits(); 2], "the coordinates, no layer");
+        let colour = e.messages.last().unwrap();
+        assert_eq!(f(colour[0]), model.select_level(clamped) as f32, "x for {clamped:#x}");
+        assert_eq!(f(colour[1]), unclamped as f32 / 256.0, "y for {unclamped:#x}");
+    }
 }

@@ -151,7 +151,8 @@ pub fn texture_for_target(target: &str, return_type: Option<&str>, unit: u32) ->
         Some("UINT") => TexelKind::Uint,
         _ => TexelKind::Float,
     };
-    Some(Texture::default_for(dim, array, kind, unit))
+    let texture = Texture::default_for(dim, array, kind, unit);
+    Some(if t.ends_with("MSAA") { texture.multisampled(crate::exec::texture::DEFAULT_SAMPLES) } else { texture })
 }
 
 /// Builds the machine for one variant: FAU, memory, environment and preloaded registers.
@@ -425,6 +426,13 @@ fn sysval(
                     )
                 })?;
                 t.query_size(0)[c]
+            } else if let Some(unit) = name.strip_prefix("texture_samples.") {
+                let unit: u32 =
+                    unit.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
+                let t = m.env.textures.get(&unit).ok_or_else(|| {
+                    EmuError::new(ErrorKind::Metadata, format!("sysval `{name}` names unbound texture unit {unit}"))
+                })?;
+                if c == 0 { t.samples } else { 0 }
             } else {
                 return meta_err(format!("unknown sysval `{name}`"));
             }

@@ -2,9 +2,17 @@
 //! texture model of `exec::texture` (the contract shared with the TGSI interpreter).
 //!
 //! Staging input (ABI §C.12.2), in order, absent entries dropped: X, Y, Z, array layer, shadow
-//! reference, offset word (texel offsets in bytes 0–2, `TEX_FETCH` level in byte 3), LOD word
-//! (signed 8.8 in bits 0–15), two gradient-descriptor words. Cube maps pass `s` with the face
-//! in bits 29–31. Results are packed by the write mask.
+//! reference, offset word (texel offsets in bytes 0–2, `TEX_FETCH` sample index in byte 2
+//! outside 3D, level in byte 3), LOD word (signed 8.8 in bits 0–15), two gradient-descriptor
+//! words. Cube maps pass `s` with the face in bits 29–31. Results are packed by the write mask.
+//!
+//! `TEX_GRADIENT` with `derivative_enable` reads the derivative vector `ddx.s, ddy.s, ddx.t,
+//! ddy.t, ddx.r, ddy.r` (two words per coordinate of the dimension) and returns the gradient
+//! descriptor: word 0 the 8.8 LOD of `Texture::gradient_lod` (clamped to the level range unless
+//! `lod_clamp_disable`), word 1 zero (the model has no anisotropy); `TEX_SINGLE.grdesc` samples
+//! at the LOD of word 0. With `force_delta_enable` it reads the coordinates (X, Y, Z as for
+//! sampling, no layer) and returns the quad's implicit 8.8 LOD the same way (a fragment quad is
+//! required). `lod_bias_disable` has no effect (the model has no sampler bias).
 
 use super::error::{EmuError, ErrorKind, err};
 use super::exec::lanes;
@@ -58,8 +66,7 @@ struct Request {
 impl Machine {
     pub(crate) fn texture(&mut self, p: &Program, pc: usize, active: [bool; LANES]) -> Result<(), EmuError> {
         use Opcode::*;
-        let inst = &p.code[pc];
-        let instr = inst.instr;
+        let instr = p.code[pc].instr;
         let op = instr.opcode;
         let slot = instr.modifier("slot").unwrap_or(0);
         let dimension = instr.modifier("dimension").unwrap_or(0);
@@ -67,9 +74,16 @@ impl Machine {
         let shadow = instr.flag("shadow").unwrap_or(false);
         let offsets = instr.flag("texel_offset").unwrap_or(false);
         let lod_mode = if op == TEX_SINGLE { instr.modifier("lod_mode").unwrap_or(0) } else { 0 };
-        let force_delta = op == TEX_GRADIENT && inst.word & (1 << 12) != 0;
-        let derivatives = op == TEX_GRADIENT && inst.word & (1 << 15) != 0;
-        let clamp_disabled = op == TEX_GRADIENT && inst.word & (1 << 14) != 0;
+        // TEX_GRADIENT's control flags (lod_bias_disable is moot: the model has no sampler bias).
+        let force_delta = instr.flag("force_delta_enable").unwrap_or(false);
+        let derivatives = instr.flag("derivative_enable").unwrap_or(false);
+        let clamp_disabled = instr.flag("lod_clamp_disable").unwrap_or(false);
+        if force_delta && derivatives {
+            return err(
+                ErrorKind::Unsupported,
+                "TEX_GRADIENT with both force_delta_enable and derivative_enable is not modelled",
+            );
+        }
         if op == TEX_GATHER && instr.flag("integer_coordinates").unwrap_or(false) {
             return err(ErrorKind::Unsupported, "TEX_GATHER with integer coordinates is not modelled");
         }
@@ -174,8 +188,10 @@ impl Machine {
                 TEX_FETCH => {
                     let ints = |name: &str| field(lane, name).unwrap_or(0) as i32;
                     let level = if offsets { offset_word >> 24 } else { 0 };
+                    // Byte 2 is the sample index outside 3D (a multisample fetch).
+                    let sample = if dimension == 2 { 0 } else { (offset_word >> 16) & 0xFF };
                     let layer = if array { field(lane, "layer").unwrap_or(0) } else { 0 };
-                    texture.texel(level, layer, ints("x") + ox, ints("y") + oy, ints("z") + oz)
+                    texture.texel_sample(level, layer, ints("x") + ox, ints("y") + oy, ints("z") + oz, sample)
                 }
                 TEX_GRADIENT => {
                     let lod = if force_delta {

@@ -4,17 +4,21 @@
 //! texture unit, level, layer and integer texel coordinates. The model is defined by this file
 //! alone (docs/exec-formats.md restates it):
 //!
-//! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component). Float and
-//!   UNORM textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw
-//!   32-bit hash.
+//! * **Texels** come from a hash of (seed, level, layer/face, x, y, z, component), with the
+//!   sample index appended for multisample textures (`samples > 1`, 2D with one level; the
+//!   default texture of a multisample target has [`DEFAULT_SAMPLES`]). Float and UNORM
+//!   textures hold multiples of 1/65536 in [0, 1); SINT and UINT textures hold the raw 32-bit
+//!   hash. Samples past the last one read zeros.
 //! * **Filtering** is nearest only, with clamp-to-edge addressing: `x = clamp(floor(s·w) + o, 0,
 //!   w−1)` computed in f32, where `o` is the integer texel offset (GL's rule: the offset moves
 //!   the unnormalised texel coordinate before the wrap mode applies). RECT textures take
 //!   unnormalised coordinates (`x = floor(s) + o`). Gathers shift their footprint by `o`.
 //! * **Level of detail** travels as signed 8.8 fixed point, as on the hardware: explicit LODs and
 //!   biases are converted with [`lod_to_fixed88`], implicit LODs come from coarse quad
-//!   derivatives ([`Texture::implicit_lod`]). The level is `clamp((lod + 0x80) >> 8, 0,
-//!   levels−1)`, i.e. nearest mip level.
+//!   derivatives ([`Texture::implicit_lod`]), explicit derivatives the same way
+//!   ([`Texture::gradient_lod`]: `log2` of the longer scaled derivative; no anisotropy). The
+//!   level is `clamp((lod + 0x80) >> 8, 0, levels−1)`, i.e. nearest mip level; LOD queries
+//!   return that level and the raw LOD ([`Texture::query_lod`]).
 //! * **Array layers** are `clamp(round_half_even(layer), 0, layers−1)`.
 //! * **Depth comparison** (shadow targets) tests `reference <= texel.x` and returns 1.0 or 0.0
 //!   in all four components.
@@ -75,6 +79,10 @@ pub struct Texture {
     pub kind: TexelKind,
     #[serde(default)]
     pub seed: u32,
+    /// Samples per texel: 1, or 2–16 for multisample (2D, 2D array) textures, which have one
+    /// level.
+    #[serde(default = "one")]
+    pub samples: u32,
 }
 
 fn one() -> u32 {
@@ -88,6 +96,12 @@ fn float_kind() -> TexelKind {
 /// Largest edge the model accepts (keeps level arithmetic in range).
 pub const MAX_SIZE: u32 = 1 << 14;
 
+/// Most samples per texel.
+pub const MAX_SAMPLES: u32 = 16;
+
+/// Samples of the default texture of a multisample target (`2D_MSAA`, `2D_ARRAY_MSAA`).
+pub const DEFAULT_SAMPLES: u32 = 4;
+
 impl Texture {
     /// The default texture for a unit: 16×16 (16×16×4 for 3D, 64 texels for buffers), full mip
     /// chain, 4 layers when arrayed, seeded with the unit number.
@@ -98,7 +112,23 @@ impl Texture {
             Dim::D2 | Dim::Cube | Dim::Rect => (16, 16, 1),
             Dim::D3 => (16, 16, 4),
         };
-        Texture { dim, array, width, height, depth, layers: if array { 4 } else { 1 }, levels: 0, kind, seed: unit }
+        Texture {
+            dim,
+            array,
+            width,
+            height,
+            depth,
+            layers: if array { 4 } else { 1 },
+            levels: 0,
+            kind,
+            seed: unit,
+            samples: 1,
+        }
+    }
+
+    /// This texture with `samples` samples per texel and one level (a multisample texture).
+    pub fn multisampled(self, samples: u32) -> Texture {
+        Texture { samples, levels: 1, ..self }
     }
 
     /// Checks sizes; returns a message naming the bad field.
@@ -109,6 +139,12 @@ impl Texture {
             if v == 0 || v > MAX_SIZE {
                 return Err(format!("texture {name} must be in 1..={MAX_SIZE}, not {v}"));
             }
+        }
+        if self.samples == 0 || self.samples > MAX_SAMPLES {
+            return Err(format!("texture samples must be in 1..={MAX_SAMPLES}, not {}", self.samples));
+        }
+        if self.samples > 1 && (self.dim != Dim::D2 || self.levels != 1) {
+            return Err("a multisample texture (samples > 1) is 2D with exactly one level (\"levels\": 1)".into());
         }
         if self.levels > self.full_chain() {
             return Err(format!(
@@ -146,10 +182,19 @@ impl Texture {
     }
 
     /// The raw texel at integer coordinates, or zeros outside the level.
-    /// `layer` is the array layer (for cube maps: `6·layer + face`).
+    /// `layer` is the array layer (for cube maps: `6·layer + face`). Multisample textures give
+    /// sample 0.
     pub fn texel(&self, level: u32, layer: u32, x: i32, y: i32, z: i32) -> [u32; 4] {
+        self.texel_sample(level, layer, x, y, z, 0)
+    }
+
+    /// Sample `sample` of a texel, or zeros outside the level or past the last sample. Samples of
+    /// a multisample texture hash the sample index too (every sample has its own value);
+    /// single-sample textures have sample 0 only.
+    pub fn texel_sample(&self, level: u32, layer: u32, x: i32, y: i32, z: i32, sample: u32) -> [u32; 4] {
         let (w, h, d) = self.level_size(level);
         let inside = level < self.level_count()
+            && sample < self.samples
             && layer < self.layer_count()
             && (0..w as i32).contains(&x)
             && (0..h as i32).contains(&y)
@@ -158,7 +203,8 @@ impl Texture {
             return [0; 4];
         }
         std::array::from_fn(|c| {
-            let h = hash(&[self.seed, level, layer, x as u32, y as u32, z as u32, c as u32]);
+            let words = [self.seed, level, layer, x as u32, y as u32, z as u32, c as u32, sample];
+            let h = hash(if self.samples > 1 { &words } else { &words[..7] });
             match self.kind {
                 TexelKind::Float => ((h >> 16) as f32 / 65536.0).to_bits(),
                 TexelKind::Sint | TexelKind::Uint => h,
@@ -248,11 +294,13 @@ impl Texture {
         self.implicit_lod(&quad)
     }
 
-    /// `LODQ`: (LOD clamped to the level range, unclamped LOD) as floats, from the implicit
-    /// 8.8 LOD: `lod = fixed / 256`, `clamped = clamp(lod, 0, levels − 1)`.
+    /// `LODQ`/`LOD`: (the level a lookup accesses, the unclamped LOD) as floats, from the
+    /// implicit 8.8 LOD `l` of the quad: `(select_level(l), l / 256)`. With nearest-level
+    /// selection the accessed level is the clamped LOD rounded to the nearest level, ties up
+    /// (tgsi.rst: "the LOD that will be accessed, based on min/max LODs and mipmap filters").
     pub fn query_lod(&self, quad: &[[f32; 3]; 4]) -> (f32, f32) {
-        let lod = self.implicit_lod(quad) as f32 / 256.0;
-        (lod.clamp(0.0, (self.level_count() - 1) as f32), lod)
+        let lod = self.implicit_lod(quad);
+        (self.select_level(lod) as f32, lod as f32 / 256.0)
     }
 
     /// `TXQ`: (width, height, depth or layers) of `level`, and the number of levels.
@@ -293,10 +341,10 @@ fn clamp_index(texel: f32, size: u32) -> i32 {
 
 /// Converts a float LOD (or bias) to signed 8.8 fixed point the way the compiler does:
 /// `F32_TO_S32.rtz(clamp(lod/16, −1, 1) · 4096)`, i.e. saturating at ±16 levels.
-/// NaN becomes 0.
+/// NaN becomes −4096, as the `clamp_m1_1` modifier sends NaN to −1.
 pub fn lod_to_fixed88(lod: f32) -> i32 {
     let scaled = (lod * 0.0625).clamp(-1.0, 1.0);
-    if scaled.is_nan() { 0 } else { (scaled * 4096.0) as i32 }
+    if scaled.is_nan() { -4096 } else { (scaled * 4096.0) as i32 }
 }
 
 /// Cube-map face selection and projection, in the exact order of operations of the compiler's

@@ -10,7 +10,7 @@ use super::alu::{self, Kind};
 use super::machine::{Machine, Reg};
 use super::value::{self as v, Val};
 use crate::exec::LANES;
-use crate::exec::texture::{Dim, SampleCoords, TexelKind, Texture, cube_project, lod_to_fixed88};
+use crate::exec::texture::{DEFAULT_SAMPLES, Dim, SampleCoords, TexelKind, Texture, cube_project, lod_to_fixed88};
 use crate::tgsi::ast::*;
 use crate::tgsi::opcodes::Opcode;
 
@@ -45,6 +45,7 @@ pub fn is_texture(op: Opcode) -> bool {
             | O::Gather4
             | O::Sviewinfo
             | O::Lod
+            | O::SampleInfo
     )
 }
 
@@ -60,11 +61,15 @@ struct Layout {
     layer: Option<usize>,
     /// Component holding the shadow reference for TEX-style opcodes.
     reference: Option<usize>,
+    /// A multisample target (its default texture has `DEFAULT_SAMPLES` samples).
+    msaa: bool,
 }
 
 fn layout(target: TextureTarget, span: crate::diag::Span) -> Result<Layout, InterpError> {
     use TextureTarget as T;
-    let l = |dim, array, shadow, coords, layer, reference| Layout { dim, array, shadow, coords, layer, reference };
+    let msaa = matches!(target.canonical(), T::Msaa2D | T::ArrayMsaa2D);
+    let l =
+        |dim, array, shadow, coords, layer, reference| Layout { dim, array, shadow, coords, layer, reference, msaa };
     Ok(match target.canonical() {
         T::Buffer => l(Dim::Buffer, false, false, 1, None, None),
         T::Tex1D => l(Dim::D1, false, false, 1, None, None),
@@ -134,6 +139,42 @@ fn gather_offset(tex: &Texture, c: SampleCoords, component: usize, off: [i32; 3]
     tex.gather(SampleCoords { offset, ..c }, component)
 }
 
+/// TXD/SAMPLE_D's LOD on cube maps, which the compiler computes with ALU instructions (Mesa's
+/// `lower_gradient_cube_map`; `src/lower/texture.rs` `cube_gradient_lod` emits the same
+/// operations in the same order): Q = the direction with its major axis last (z if
+/// `|z| ≥ max(|x|, |y|)`, else y if `|y| ≥ max(|x|, |z|)`, else x; orders xyz, xzy, yzx) and
+/// dQ likewise, `r = rcp(Q.z)`, per direction `e_i = r · fma(Q_i · r, −dQ.z, dQ_i)`,
+/// `M = max(fma(e_1, e_1, e_0²), …)`, `lod = fma(log2(L · (L · M)), 0.5, −1)` with L the
+/// face width. Approximate steps (rcp, log2) carry their error bounds; a comparison that
+/// the inputs' errors could flip makes the LOD unconstrained.
+fn cube_gradient_lod(p: [Val; 3], ddx: [Val; 3], ddy: [Val; 3], width: u32) -> Val {
+    let (ax, ay, az) = (v::abs(p[0]), v::abs(p[1]), v::abs(p[2]));
+    let (z_major, z_robust) = v::compare(az, v::max(ax, ay), |a, b| a >= b);
+    let (y_major, y_robust) = v::compare(ay, v::max(ax, az), |a, b| a >= b);
+    if !z_robust || !y_robust {
+        return Val::unknown(0);
+    }
+    let order = if z_major {
+        [0, 1, 2]
+    } else if y_major {
+        [0, 2, 1]
+    } else {
+        [1, 2, 0]
+    };
+    let q = order.map(|k| p[k]);
+    let r = alu::rcp(q[2]);
+    let scaled = [v::mul(q[0], r), v::mul(q[1], r)];
+    let square = |d: [Val; 3]| {
+        let dq = order.map(|k| d[k]);
+        let e = [0, 1].map(|i| v::mul(r, v::fma(scaled[i], v::neg(dq[2]), dq[i])));
+        v::fma(e[1], e[1], v::mul(e[0], e[0]))
+    };
+    let m = v::max(square(ddx), square(ddy));
+    let l = Val::f(width as f32);
+    let lg = alu::lg2(v::mul(l, v::mul(l, m)));
+    v::fma(lg, Val::f(0.5), Val::f(-1.0))
+}
+
 impl Machine<'_, '_> {
     /// The texture bound to `unit`, checked against the target it is used with.
     fn texture_for(&self, unit: u32, lay: &Layout, kind: TexelKind) -> Result<Texture, InterpError> {
@@ -153,7 +194,10 @@ impl Machine<'_, '_> {
                 }
                 Ok(t.clone())
             }
-            None => Ok(Texture::default_for(lay.dim, lay.array, kind, unit)),
+            None => {
+                let texture = Texture::default_for(lay.dim, lay.array, kind, unit);
+                Ok(if lay.msaa { texture.multisampled(DEFAULT_SAMPLES) } else { texture })
+            }
         }
     }
 
@@ -194,6 +238,7 @@ impl Machine<'_, '_> {
                 | O::Gather4
                 | O::Sviewinfo
                 | O::Lod
+                | O::SampleInfo
         );
         let (unit_src, unit, target, kind) = if sample_style {
             let (i, unit) = self
@@ -252,15 +297,32 @@ impl Machine<'_, '_> {
                 }
                 return self.write_all(&r, Kind::Int);
             }
-            O::Txqs => {
+            O::Txqs | O::SampleInfo => {
+                // The resource's sample count (1 for single-sample textures); SAMPLE_INFO's
+                // y, z, w are 0 and its view swizzle applies, TXQS's y, z, w are undefined.
+                let info = [tex.samples, 0, 0, 0];
+                let rest = if op == O::SampleInfo { Val::ZERO } else { Val::unknown(0) };
                 for l in 0..LANES {
-                    r[l] = [Val::exact(1), Val::unknown(0), Val::unknown(0), Val::unknown(0)];
+                    r[l] = if op == O::SampleInfo {
+                        std::array::from_fn(|c| Val::exact(info[swizzle[c].index()]))
+                    } else {
+                        [Val::exact(tex.samples), rest, rest, rest]
+                    };
                 }
                 return self.write_all(&r, Kind::Int);
             }
             O::Txf | O::TxfLz | O::SampleI | O::SampleIMs => {
                 let coord = self.src(0)?;
-                let msaa = matches!(target.canonical(), TextureTarget::Msaa2D | TextureTarget::ArrayMsaa2D);
+                let msaa = lay.msaa;
+                // The sample of a multisample fetch: TXF's src0.w, SAMPLE_I_MS's src2.x
+                // (SAMPLE_I reads sample 0).
+                let sample_src = match op {
+                    // The Mesa 7.11–8.0 LOAD_MS form has no sample operand: sample 0.
+                    O::SampleIMs if inst.src.len() > 2 => Some(self.src(2)?),
+                    O::Txf | O::TxfLz if msaa => Some(coord),
+                    _ => None,
+                };
+                let sample_comp = if op == O::SampleIMs { 0 } else { 3 };
                 for l in Machine::lanes(self.exec) {
                     let off = if matches!(op, O::Txf | O::TxfLz) { self.offsets(l)? } else { [0; 3] };
                     let c = coord[l];
@@ -284,10 +346,13 @@ impl Machine<'_, '_> {
                         }
                         _ => {}
                     }
-                    let texel =
-                        if level < 0 || layer < 0 { [0; 4] } else { tex.texel(level as u32, layer as u32, x, y, z) };
-                    let used = [0usize, 1, 2, 3];
-                    let exact = used.iter().all(|&k| c[k].is_exact());
+                    let sample = sample_src.map_or(Val::ZERO, |s| s[l][sample_comp]);
+                    let texel = if level < 0 || layer < 0 {
+                        [0; 4]
+                    } else {
+                        tex.texel_sample(level as u32, layer as u32, x, y, z, sample.bits)
+                    };
+                    let exact = c.iter().all(|v| v.is_exact()) && sample.is_exact();
                     r[l] = std::array::from_fn(|k| {
                         let t = texel[swizzle[k].index()];
                         if exact { Val::exact(t) } else { Val::unknown(t) }
@@ -299,9 +364,12 @@ impl Machine<'_, '_> {
         }
         // Sampling, gathering and LOD queries.
         let coord = self.src(0)?;
-        let extra: Vec<Reg> =
-            (1..inst.src.len()).filter(|&i| i != unit_src).map(|i| self.src(i)).collect::<Result<_, _>>()?;
-        // `extra[k]` is the k-th non-unit source after the coordinate.
+        let extra: Vec<Reg> = (1..inst.src.len())
+            .filter(|&i| i != unit_src && inst.src[i].register.file != File::Sampler)
+            .map(|i| self.src(i))
+            .collect::<Result<_, _>>()?;
+        // `extra[k]` is the k-th source after the coordinate that is neither the texture nor a
+        // sampler (SAMPLE_B's bias is `extra[0]`, SAMPLE_D's derivatives `extra[0..2]`).
         let x1 = |k: usize| extra.get(k);
         let mut ref_src: Option<(usize, usize)> = None; // (0 = coordinate, 1.. = extra+1, component)
         let mut lod_mode = LodMode::Implicit(None);
@@ -348,7 +416,9 @@ impl Machine<'_, '_> {
                 }
                 gather_component = Some(0);
             }
-            O::Gather4 => gather_component = Some(swizzle[0].index()),
+            // The gathered component is the sampler operand's swizzle `.x` (llvmpipe's
+            // convention, as the compiler's); the view's swizzle applies to the result.
+            O::Gather4 => gather_component = Some(inst.src[2].swizzle[0].index()),
             O::Sample => {}
             O::SampleB => lod_mode = LodMode::Implicit(Some((1, 0))),
             O::SampleL => lod_mode = LodMode::Explicit(1, 0),
@@ -442,12 +512,19 @@ impl Machine<'_, '_> {
             // LOD inputs appended after the coordinate inputs.
             match lod_mode {
                 LodMode::Implicit(Some((s, c))) | LodMode::Explicit(s, c) => ins.push(value_of(s, c, l)),
+                LodMode::Grad(dx, dy) if lay.dim == Dim::Cube => {
+                    // Cube maps: the explicit LOD the compiler computes (docs/interpreter.md).
+                    let p = [coord[l][0], coord[l][1], coord[l][2]];
+                    let ddx = [0, 1, 2].map(|k| value_of(dx, k, l));
+                    let ddy = [0, 1, 2].map(|k| value_of(dy, k, l));
+                    ins.push(cube_gradient_lod(p, ddx, ddy, tex.width));
+                }
                 LodMode::Grad(dx, dy) => {
                     for k in 0..3 {
-                        ins.push(value_of(dx, k, l));
+                        ins.push(if k < lay.coords { value_of(dx, k, l) } else { Val::ZERO });
                     }
                     for k in 0..3 {
-                        ins.push(value_of(dy, k, l));
+                        ins.push(if k < lay.coords { value_of(dy, k, l) } else { Val::ZERO });
                     }
                 }
                 _ => {}
@@ -478,6 +555,7 @@ impl Machine<'_, '_> {
                     LodMode::Implicit(Some(_)) => implicit + lod_to_fixed88(x[base]),
                     LodMode::Explicit(..) => lod_to_fixed88(x[base]),
                     LodMode::Zero => 0,
+                    LodMode::Grad(..) if lay.dim == Dim::Cube => lod_to_fixed88(x[base]),
                     LodMode::Grad(..) => {
                         tex.gradient_lod([x[base], x[base + 1], x[base + 2]], [x[base + 3], x[base + 4], x[base + 5]])
                     }

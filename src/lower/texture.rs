@@ -5,21 +5,35 @@
 //! | TGSI | Valhall |
 //! | --- | --- |
 //! | TEX, TXP, TXB, TXL, TEX_LZ, TEX2, TXB2, TXL2; SAMPLE, SAMPLE_B, SAMPLE_C, SAMPLE_C_LZ, SAMPLE_L | `TEX_SINGLE` |
+//! | TXD, SAMPLE_D | `TEX_GRADIENT.derivative_enable` → `TEX_SINGLE.grdesc`; cube maps: ALU LOD → `TEX_SINGLE.explicit` |
 //! | TXF, TXF_LZ; SAMPLE_I, SAMPLE_I_MS | `TEX_FETCH` (sampler 0) |
 //! | TG4; GATHER4 | `TEX_GATHER` |
+//! | LODQ, LOD | two `TEX_GRADIENT.force_delta_enable` (fragment shaders), `S16_TO_F32` |
 //! | TXQ, TXQ_LZ; SVIEWINFO | `texture_size.U` sysval words (no instruction), shifted by the level |
+//! | TXQS, SAMPLE_INFO | `texture_samples.U` sysval word (multisample targets), else 1 |
 //! | DDX, DDY (coarse), DDX_FINE, DDY_FINE | two `CLPER.i32.subgroup4` and an `FADD` |
 //!
-//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, DSX →
-//! DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ = TXQ at
-//! level 0).
+//! Aliases and renamed legacy opcodes arrive canonicalised (TEXLD → TEX, TEXLDB → TXB, TEXLDD →
+//! TXD, DSX → DDX, the 7.11–8.0 LOAD → SAMPLE_I and RESINFO → SVIEWINFO on `RES` views, TXQ_LZ =
+//! TXQ at level 0).
 //!
-//! Rejected, with the reason in the diagnostic: TXD, TEXLDD and SAMPLE_D (the gradient
-//! descriptor needs `TEX_GRADIENT`'s derivative-enable bit 15, which the ISA tables cannot
-//! express, docs/valhall.md §8), LODQ and LOD (force-delta-enable bit 12, likewise), TXQS and
-//! SAMPLE_INFO (no sample count reaches the shader), SAMPLE_POS, the 7.11–8.0 LOAD_MS (no sample
-//! operand), sampling (as opposed to fetching) buffer and multisample textures, and the
-//! combinations TGSI itself declares illegal (below).
+//! Rejected, with the reason in the diagnostic: SAMPLE_POS (no Valhall shader can read a
+//! resource's sample positions), SAMPLE_INFO of the render target (no such driver value), the
+//! 7.11–8.0 LOAD_MS (no sample operand), TXD on shadow cube arrays (no operand for the
+//! reference), LOD queries and sampling (as opposed to fetching) of buffer and multisample
+//! textures, and the combinations TGSI itself declares illegal (below).
+//!
+//! # Explicit derivatives and LOD queries (§C.12.4)
+//!
+//! * **TXD/SAMPLE_D**: `TEX_GRADIENT` (u32 results, write mask `rg`, `derivative_enable`,
+//!   `lod_clamp_disable`, `lod_bias_disable`, no array/shadow/offset) reads `ddx.s, ddy.s,
+//!   ddx.t, ddy.t, ddx.r, ddy.r` (two words per coordinate of the target) and returns the
+//!   two-word gradient descriptor, which `TEX_SINGLE.grdesc` takes as its last two staging
+//!   words. Cube maps never reach the texture unit with derivatives in the production
+//!   compiler (panfrost's `lower_txd_cube_map`): the LOD of `cube_gradient_lod` is computed by
+//!   ALU instructions (face width from `texture_size.U`, `LG2` of the transcendental module)
+//!   and sampled with `.explicit`. Works in every stage (no quad needed).
+//! * **LODQ/LOD** (fragment shaders; 0 elsewhere): see [`lod_query`].
 //!
 //! # Texture units and handles
 //!
@@ -48,9 +62,10 @@
 //!    clamps it), the integer layer for fetches.
 //! 5. shadow reference (float).
 //! 6. offset word (sets `.texel_offset`): bytes 0–2 the signed texel offsets in x, y, z (only the
-//!    target's dimensions), byte 2 the sample index of multisample fetches, byte 3 the level of
-//!    fetches (`min(level, 255)` unsigned, so out-of-range levels stay out of range).
+//!    target's dimensions), byte 2 the sample index of multisample fetches and byte 3 the level
+//!    of fetches (each `min(value, 255)` unsigned, so out-of-range values stay out of range).
 //! 7. LOD or bias word (`.explicit`, `.computed_bias`): signed 8.8 in bits 0–15, bits 16–31 zero.
+//! 8. the two gradient-descriptor words (`.grdesc`).
 //!
 //! # Semantics (shared with the interpreter, defined by `src/exec/texture.rs`)
 //!
@@ -124,24 +139,15 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         O::SampleI | O::SampleIMs => view_fetch(ctx, inst, opcode),
         O::Txq | O::TxqLz | O::Sviewinfo => size_query(ctx, inst, opcode),
         O::Ddx | O::Ddy | O::DdxFine | O::DdyFine => derivative(ctx, inst, opcode),
-        O::Txd | O::SampleD => ctx.unsupported(
-            inst.opcode.name(),
-            "sampling with explicit derivatives needs TEX_GRADIENT with its derivative-enable bit (15), which \
-             the ISA tables and the IR cannot express yet (docs/valhall.md §8)",
-        ),
-        O::Lodq | O::Lod => ctx.unsupported(
-            inst.opcode.name(),
-            "the LOD query needs TEX_GRADIENT with its force-delta-enable bit (12), which the ISA tables and \
-             the IR cannot express yet (docs/valhall.md §8)",
-        ),
-        O::Txqs | O::SampleInfo => ctx.unsupported(
-            inst.opcode.name(),
-            "the sample count of a texture is not available to the shader: the metadata has no sysval for it \
-             and Gallium panfrost exposes none",
-        ),
+        O::Txd => tex_sample(ctx, inst, opcode),
+        O::SampleD => view_sample(ctx, inst, opcode),
+        O::Lodq | O::Lod => lod_query(ctx, inst, opcode),
+        O::Txqs | O::SampleInfo => sample_count(ctx, inst, opcode),
         O::SamplePos => ctx.unsupported(
             inst.opcode.name(),
-            "sample positions of a resource are not available to the shader (no driver implements SAMPLE_POS)",
+            "a resource's sample positions are nowhere a Valhall shader can read them: the only sample-position \
+             table is the framebuffer's (the `sample` FAU special, which panfrost reads for gl_SamplePosition), \
+             and tgsi.rst notes that no driver implements SAMPLE_POS",
         ),
         _ => return false,
     }
@@ -492,30 +498,76 @@ enum Lod {
     Implicit,
     Bias(Src),
     Explicit(Src),
+    /// Explicit derivatives: the gradient-descriptor vector `ddx.s, ddy.s, ddx.t, ddy.t, ddx.r,
+    /// ddy.r`, its first `n` entries used (two per coordinate).
+    Gradient([Src; 6], usize),
 }
 
-/// The LOD mode and the LOD/bias word of a sampling instruction.
-fn lod_setup(ctx: &mut Ctx, lod: Lod) -> (LodMode, Option<Value>) {
+/// The explicit-derivative sources of TXD (`src1`, `src2`) or SAMPLE_D (`src3`, `src4`) in the
+/// order of the gradient descriptor's staging vector.
+fn gradient_sources(ctx: &mut Ctx, inst: &Instruction, target: Target, kx: usize, ky: usize) -> ([Src; 6], usize) {
+    let mut g = [Src::konst(0); 6];
+    for c in 0..target.coords() {
+        g[2 * c] = fsrc(ctx, inst, kx, c);
+        g[2 * c + 1] = fsrc(ctx, inst, ky, c);
+    }
+    (g, 2 * target.coords())
+}
+
+/// The LOD mode and the LOD/bias or gradient-descriptor words of a sampling instruction.
+fn lod_setup(ctx: &mut Ctx, lod: Lod, target: Target, binding: &Binding) -> (LodMode, Vec<Value>) {
     let fragment = ctx.stage == Stage::Fragment;
     match lod {
-        Lod::Zero => (LodMode::Zero, None),
-        Lod::Implicit | Lod::Bias(_) if !fragment => (LodMode::Zero, None),
+        Lod::Zero => (LodMode::Zero, vec![]),
+        Lod::Implicit | Lod::Bias(_) if !fragment => (LodMode::Zero, vec![]),
         Lod::Implicit => {
             ctx.io.flags.needs_helper_threads = true;
-            (LodMode::Computed, None)
+            (LodMode::Computed, vec![])
         }
         Lod::Bias(bias) => {
             ctx.io.flags.needs_helper_threads = true;
             match fixed88_word(ctx, bias) {
-                None => (LodMode::Computed, None),
-                Some(word) => (LodMode::ComputedBias, Some(word)),
+                None => (LodMode::Computed, vec![]),
+                Some(word) => (LodMode::ComputedBias, vec![word]),
             }
         }
         Lod::Explicit(level) => match fixed88_word(ctx, level) {
-            None => (LodMode::Zero, None),
-            Some(word) => (LodMode::Explicit, Some(word)),
+            None => (LodMode::Zero, vec![]),
+            Some(word) => (LodMode::Explicit, vec![word]),
         },
+        Lod::Gradient(g, n) => {
+            let derivatives: Vec<Value> = g[..n].iter().map(|&d| to_value(ctx, d)).collect();
+            let flags = ["derivative_enable", "lod_clamp_disable", "lod_bias_disable"];
+            let descriptor = gradient_message(ctx, target, binding, &derivatives, 0b11, &flags);
+            (LodMode::Grdesc, descriptor)
+        }
     }
+}
+
+/// Emits a `TEX_GRADIENT` (u32 results, the components of `mask`, the given control flags) and
+/// returns its result registers.
+fn gradient_message(
+    ctx: &mut Ctx,
+    target: Target,
+    binding: &Binding,
+    staging: &[Value],
+    mask: u8,
+    flags: &[&str],
+) -> Vec<Value> {
+    let mut mach = Instr::new(Op::TEX_GRADIENT);
+    set(&mut mach, "slot", Slot::Slot0);
+    set(&mut mach, "register_type", RegisterType::U);
+    set(&mut mach, "register_width", RegisterWidth::R32);
+    if let Some(m) = WriteMask::from_index(mask) {
+        set(&mut mach, "write_mask", m);
+    }
+    set(&mut mach, "dimension", target.dimension());
+    set_flag(&mut mach, "wide_indices", binding.wide);
+    for flag in flags {
+        set_flag(&mut mach, flag, true);
+    }
+    let list = ctx.builder().message(mach, &[binding.handle], &[staging], mask.count_ones() as usize);
+    ctx.shader.get(list).to_vec()
 }
 
 /// The signed 8.8 word of a float LOD or bias (`lod_to_fixed88`), or `None` when it is the
@@ -589,15 +641,14 @@ fn offset_word(
             byte(ctx, Src::new(operand), 8 * j as u32, 0xFF << (8 * j));
         }
     }
-    if let Some(sample) = sample {
-        byte(ctx, sample, 16, 0xFF_0000);
-    }
-    if let Some(level) = level {
-        // min(level, 255) as unsigned: negative and large levels stay out of range.
-        match constant(ctx, level) {
-            Some(bits) => fixed_bits |= bits.min(255) << 24,
+    // The sample index (byte 2) and the level (byte 3) as min(value, 255) unsigned: negative and
+    // large values stay out of range (no sample or level has index 255).
+    for (value, shift) in [(sample, 16), (level, 24)] {
+        let Some(value) = value else { continue };
+        match constant(ctx, value) {
+            Some(bits) => fixed_bits |= bits.min(255) << shift,
             None => {
-                let l = to_value(ctx, level);
+                let l = to_value(ctx, value);
                 let clamped = ctx.builder().csel(
                     false,
                     Condition::Gt,
@@ -606,7 +657,7 @@ fn offset_word(
                     Src::konst(255),
                     Src::new(l),
                 );
-                terms.push(ctx.builder().shl(clamped, Src::konst(24)));
+                terms.push(ctx.builder().shl(clamped, Src::konst(shift)));
             }
         }
     }
@@ -724,8 +775,8 @@ fn sample(ctx: &mut Ctx, inst: &Instruction, spec: SampleSpec, binding: Binding)
     staging.extend(offset);
     let (op, lod_mode, component) = match spec.op {
         Sampling::Single(lod) => {
-            let (mode, word) = lod_setup(ctx, lod);
-            staging.extend(word);
+            let (mode, words) = lod_setup(ctx, lod, spec.target, &binding);
+            staging.extend(words);
             (Op::TEX_SINGLE, Some(mode), None)
         }
         Sampling::Gather(c) => (Op::TEX_GATHER, None, FetchComponent::from_index(c)),
@@ -775,6 +826,13 @@ fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         O::Tex if target.shadow && n == 4 => {
             return reject(ctx, "the reference of a shadow cube array does not fit in src0; TGSI uses TEX2");
         }
+        O::Txd if target.shadow && n == 4 => {
+            return reject(
+                ctx,
+                "the reference of a shadow cube array does not fit in src0 and TXD has no further operand for it \
+                 (GLSL has no textureGrad on samplerCubeArrayShadow)",
+            );
+        }
         O::Txb | O::Txl if n == 4 => {
             return reject(ctx, "src0.w holds the layer of a cube array; TGSI uses TXB2/TXL2");
         }
@@ -809,6 +867,10 @@ fn tex_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         O::Txl => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 0, 3))),
         O::Txb2 => Sampling::Single(Lod::Bias(fsrc(ctx, inst, 1, 0))),
         O::Txl2 => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 1, 0))),
+        O::Txd => {
+            let Some(lod) = derivative_lod(ctx, inst, target, &sampler, 1, 2) else { return };
+            Sampling::Single(lod)
+        }
         _ => {
             // TG4: the component is src1.x, a constant (unused by shadow gathers).
             let component = if target.shadow {
@@ -855,11 +917,200 @@ fn view_sample(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         O::SampleCLz => Sampling::Single(Lod::Zero),
         O::SampleB => Sampling::Single(Lod::Bias(fsrc(ctx, inst, 3, 0))),
         O::SampleL => Sampling::Single(Lod::Explicit(fsrc(ctx, inst, 3, 0))),
+        O::SampleD => {
+            let Some(lod) = derivative_lod(ctx, inst, target, &view, 3, 4) else { return };
+            Sampling::Single(lod)
+        }
         _ => Sampling::Gather(inst.src[2].swizzle[0].index() as u8),
     };
     let Some(binding) = bind(ctx, &view, Some(&sampler), target) else { return };
     let spec = SampleSpec { target, shadow, op, coords, layer, reference, project: None, swizzle: swizzle_of(inst, 1) };
     sample(ctx, inst, spec, binding);
+}
+
+/// The level of detail of TXD/SAMPLE_D (derivatives in sources `kx`, `ky`): a gradient
+/// descriptor, except on cube maps, where the production compiler never reaches the texture
+/// unit with derivatives (panfrost's `lower_txd_cube_map`) but samples with the explicit LOD of
+/// [`cube_gradient_lod`].
+fn derivative_lod(
+    ctx: &mut Ctx,
+    inst: &Instruction,
+    target: Target,
+    texture: &Register,
+    kx: usize,
+    ky: usize,
+) -> Option<Lod> {
+    let (g, n) = gradient_sources(ctx, inst, target, kx, ky);
+    if target.shape != Shape::Cube {
+        return Some(Lod::Gradient(g, n));
+    }
+    let (units, _) = record_units(ctx, texture, target)?;
+    let width = sysval_word(ctx, inst, "texture_size", texture, &units, 0)?;
+    let p = [0, 1, 2].map(|c| fsrc(ctx, inst, 0, c));
+    Some(Lod::Explicit(Src::new(cube_gradient_lod(ctx, p, g, width))))
+}
+
+/// The LOD of a cube-map lookup with explicit derivatives of the direction `p` (Mesa's
+/// `lower_gradient_cube_map`, instruction for instruction the interpreter's
+/// `cube_gradient_lod`): with Q the direction reordered so that Q.z is the major axis (z if
+/// `|z| ≥ max(|x|, |y|)`, else y if `|y| ≥ max(|x|, |z|)`, else x) and dQ likewise,
+/// `d = rcp(Q.z) · (dQ.xy − (Q.xy · rcp(Q.z)) · dQ.z)` per direction, `M = max(d_x·d_x,
+/// d_y·d_y)` and `lod = 0.5 · log2(L · (L · M)) − 1` with L the face width.
+fn cube_gradient_lod(ctx: &mut Ctx, p: [Src; 3], g: [Src; 6], width: Src) -> Value {
+    let p = p.map(|c| to_value(ctx, c));
+    let g = g.map(|c| to_value(ctx, c));
+    let mut b = ctx.builder();
+    let mag = |b: &mut crate::ir::builder::Builder, v: Value| b.fadd(Src::new(v).absolute(), Src::konst(NEG_ZERO));
+    let (ax, ay, az) = (mag(&mut b, p[0]), mag(&mut b, p[1]), mag(&mut b, p[2]));
+    let max_xy = b.fmax(ax, ay);
+    let max_xz = b.fmax(ax, az);
+    // The component of `v` that becomes Q.<k>: (z major: x y z, y major: x z y, x major: y z x).
+    let pick = |b: &mut crate::ir::builder::Builder, v: [Value; 3], k: usize| -> Value {
+        let (z_major, y_major, x_major) = [(0, 0, 1), (1, 2, 2), (2, 1, 0)][k];
+        let not_z = if y_major == x_major {
+            v[y_major]
+        } else {
+            b.csel_f32(Condition::Ge, Src::new(ay), Src::new(max_xz), Src::new(v[y_major]), Src::new(v[x_major]))
+        };
+        b.csel_f32(Condition::Ge, Src::new(az), Src::new(max_xy), Src::new(v[z_major]), Src::new(not_z))
+    };
+    let q = [0, 1, 2].map(|k| pick(&mut b, p, k));
+    let rcp = b.frcp(q[2]);
+    let scaled = [b.fmul(q[0], rcp), b.fmul(q[1], rcp)];
+    let mut squares = Vec::new();
+    for d in [[g[0], g[2], g[4]], [g[1], g[3], g[5]]] {
+        let dq = [0, 1, 2].map(|k| pick(&mut b, d, k));
+        let e: Vec<Value> = (0..2)
+            .map(|i| {
+                let inner = b.fma(scaled[i], Src::new(dq[2]).negated(), dq[i]);
+                b.fmul(rcp, inner)
+            })
+            .collect();
+        let sq = b.fmul(e[0], e[0]);
+        squares.push(b.fma(e[1], e[1], sq));
+    }
+    let m = b.fmax(squares[0], squares[1]);
+    let l = b.i2f(false, width);
+    let lm = b.fmul(l, m);
+    let llm = b.fmul(l, lm);
+    let lg = super::transcendental::lg2(ctx, Src::new(llm));
+    ctx.builder().fma(lg, Src::f32(0.5), Src::f32(-1.0))
+}
+
+// ---- Queries of the level of detail and of the sample count ---------------------------------
+
+/// LODQ (`SAMP` operand and target) and LOD (`SVIEW`, `SAMP`): x = the level the lookup
+/// accesses (`Texture::query_lod`: nearest level of the clamped LOD), y = the unclamped
+/// LOD; LOD's z, w are 0 (LODQ's are undefined; 0 too). In fragment shaders two `TEX_GRADIENT`s
+/// with force-delta-enable take the quad's implicit LOD of the coordinates (no layer, §C.12.4),
+/// the second with lod-clamp-disable; each 8.8 result becomes `S16_TO_F32 · 1/256`; x is
+/// rounded as `FROUND.rtn(v/256 + 0.5)`, ties up like the model's level selection (Mesa
+/// rounds to nearest even). Elsewhere there is no implicit LOD and both are 0 (Mesa's
+/// `lower_invalid_implicit_lod`).
+fn lod_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let (target, texture, sampler) = if opcode == Opcode::Lod {
+        let view = inst.src[1].register;
+        let Some(target) = view_target(ctx, inst, &view) else { return };
+        (target, view, inst.src[2].register)
+    } else {
+        let Some(target) = instruction_target(ctx, inst) else { return };
+        let k = inst.src.len() - 1;
+        (target, inst.src[k].register, inst.src[k].register)
+    };
+    if target.shape == Shape::Buffer || target.msaa {
+        return ctx.unsupported(
+            &format!("{} on a {} texture", inst.opcode.name(), target.name()),
+            "buffer and multisample textures have no mip levels, hence no level of detail",
+        );
+    }
+    let Some(binding) = bind(ctx, &texture, Some(&sampler), target) else { return };
+    let mask = needed(inst, &IDENTITY);
+    let mut out = [None; 4];
+    for (c, slot) in out.iter_mut().enumerate().skip(2) {
+        if mask & (1 << c) != 0 {
+            *slot = Some(ctx.builder().konst(0));
+        }
+    }
+    if mask & 3 != 0 && ctx.stage != Stage::Fragment {
+        for (c, slot) in out.iter_mut().enumerate().take(2) {
+            if mask & (1 << c) != 0 {
+                *slot = Some(ctx.builder().konst(0));
+            }
+        }
+    } else if mask & 3 != 0 {
+        ctx.io.flags.needs_helper_threads = true;
+        let coords: Vec<Value> = (0..target.coords())
+            .map(|j| {
+                let c = fsrc(ctx, inst, 0, j);
+                to_value(ctx, c)
+            })
+            .collect();
+        let staging = if target.shape == Shape::Cube {
+            let (x, t) = cube_coords(ctx, coords[0], coords[1], coords[2]);
+            vec![x, t]
+        } else {
+            coords
+        };
+        let fixed = |ctx: &mut Ctx, clamp_disabled: bool| -> Value {
+            let flags: &[&str] =
+                if clamp_disabled { &["force_delta_enable", "lod_clamp_disable"] } else { &["force_delta_enable"] };
+            let word = gradient_message(ctx, target, &binding, &staging, 1, flags)[0];
+            ctx.builder().op(Op::S16_TO_F32, &[Src::new(word)])
+        };
+        if mask & 1 != 0 {
+            let lod = fixed(ctx, false);
+            let mut b = ctx.builder();
+            let half_up = b.fma(lod, Src::f32(1.0 / 256.0), Src::f32(0.5));
+            out[0] = Some(b.fround(half_up, RoundMode::Rtn));
+        }
+        if mask & 2 != 0 {
+            let lod = fixed(ctx, true);
+            out[1] = Some(ctx.builder().fmul(lod, Src::f32(1.0 / 256.0)));
+        }
+    }
+    write(ctx, inst, 0, out, Kind::Float);
+}
+
+/// TXQS (`SAMP` operand and target) and SAMPLE_INFO (`SVIEW` operand, its swizzle applied):
+/// `(n, 0, 0, 0)` with n the sample count, the `texture_samples.U` sysval of multisample
+/// targets (docs/metadata.md) and 1 for the others (tgsi.rst). TXQS's y, z, w are undefined
+/// (0 here).
+fn sample_count(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let (target, texture, swizzle) = if opcode == Opcode::SampleInfo {
+        let source = inst.src[0].register;
+        if !matches!(source.file, File::SamplerView | File::LegacyResource) {
+            return ctx.unsupported(
+                &format!("SAMPLE_INFO of a {} operand (the render target)", source.file.name()),
+                "the render target's sample count is not among the values the driver provides (docs/metadata.md)",
+            );
+        }
+        let Some(target) = view_target(ctx, inst, &source) else { return };
+        (target, source, swizzle_of(inst, 0))
+    } else {
+        let Some(target) = instruction_target(ctx, inst) else { return };
+        let k = inst.src.len() - 1;
+        (target, inst.src[k].register, IDENTITY)
+    };
+    let Some((units, _)) = record_units(ctx, &texture, target) else { return };
+    let mask = needed(inst, &swizzle);
+    if mask == 0 {
+        return;
+    }
+    let mut counts = [None; 4];
+    for (c, slot) in counts.iter_mut().enumerate() {
+        if mask & (1 << c) == 0 {
+            continue;
+        }
+        *slot = Some(if c > 0 {
+            ctx.builder().konst(0)
+        } else if target.msaa {
+            let Some(n) = sysval_word(ctx, inst, "texture_samples", &texture, &units, 0) else { return };
+            to_value(ctx, n)
+        } else {
+            ctx.builder().konst(1)
+        });
+    }
+    write_texels(ctx, inst, counts, &swizzle, Kind::Int);
 }
 
 // ---- Fetches ----------------------------------------------------------------------------------
@@ -970,12 +1221,42 @@ fn view_fetch(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
 
 // ---- Size queries -----------------------------------------------------------------------------
 
-/// The sysval name of a texture unit's size vector (`texture_size.U`).
-fn size_sysval(unit: u32) -> &'static str {
+/// The sysval name of a texture unit's size vector (`texture_size.U`) or sample count
+/// (`texture_samples.U`), interned.
+fn sysval_name(prefix: &'static str, unit: u32) -> &'static str {
     use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<HashMap<u32, &'static str>>> = OnceLock::new();
+    static NAMES: OnceLock<Mutex<HashMap<(&'static str, u32), &'static str>>> = OnceLock::new();
     let mut names = NAMES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    names.entry(unit).or_insert_with(|| Box::leak(format!("texture_size.{unit}").into_boxed_str()))
+    names.entry((prefix, unit)).or_insert_with(|| Box::leak(format!("{prefix}.{unit}").into_boxed_str()))
+}
+
+/// Word `component` of the sysval vector `prefix.U` of the texture `texture` names, selected by
+/// its index when it is indirect (`units` as `record_units` returns them).
+fn sysval_word(
+    ctx: &mut Ctx,
+    inst: &Instruction,
+    prefix: &'static str,
+    texture: &Register,
+    units: &[u32],
+    component: u32,
+) -> Option<Src> {
+    let mut words = Vec::new();
+    for &unit in units {
+        match ctx.fau.sysval(sysval_name(prefix, unit), component) {
+            Some(w) => words.push(Operand::Uniform(w)),
+            None => {
+                ctx.unsupported(inst.opcode.name(), "the push-constant table is full");
+                return None;
+            }
+        }
+    }
+    Some(match texture.index.indirect {
+        None => Src::new(words[0]),
+        Some(_) => {
+            let index = operand::address(ctx, &texture.index);
+            Src::new(operand::select_chain(ctx, index, i64::from(units[0]), &words))
+        }
+    })
 }
 
 /// TXQ, TXQ_LZ, SVIEWINFO: `Texture::query_size` from the `texture_size.U` sysval.
@@ -999,26 +1280,7 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     if mask == 0 {
         return;
     }
-    // One sysval word of every unit, selected by the index when it is indirect.
-    let word = |ctx: &mut Ctx, component: u32| -> Option<Src> {
-        let mut words = Vec::new();
-        for &unit in &units {
-            match ctx.fau.sysval(size_sysval(unit), component) {
-                Some(w) => words.push(Operand::Uniform(w)),
-                None => {
-                    ctx.unsupported(inst.opcode.name(), "the push-constant table is full");
-                    return None;
-                }
-            }
-        }
-        Some(match texture.index.indirect {
-            None => Src::new(words[0]),
-            Some(_) => {
-                let index = operand::address(ctx, &texture.index);
-                Src::new(operand::select_chain(ctx, index, i64::from(units[0]), &words))
-            }
-        })
-    };
+    let word = |ctx: &mut Ctx, component: u32| sysval_word(ctx, inst, "texture_size", &texture, &units, component);
     #[derive(Clone, Copy)]
     enum Part {
         Zero,

@@ -262,7 +262,7 @@ fn lg2_parts(ctx: &mut Ctx, x: Src) -> Log2 {
 }
 
 /// `log2 x`.
-fn lg2(ctx: &mut Ctx, x: Src) -> Value {
+pub(super) fn lg2(ctx: &mut Ctx, x: Src) -> Value {
     lg2_parts(ctx, x).value
 }
 

@@ -561,8 +561,9 @@ fn parse_modifiers(instr: &mut Instr, items: Option<Piece>, token: Piece) -> Res
             let mut found: Option<(usize, u8)> = None;
             let mut matches = 0;
             for (k, md) in info.mods.iter().enumerate() {
+                // Mesa's spelling, or (an extension) the unique key of a renamed or hidden flag.
                 let value = match md.kind {
-                    ModKind::Flag => (md.key == m).then_some(1),
+                    ModKind::Flag => (md.text == m || (md.key == m && md.key != md.text)).then_some(1),
                     ModKind::Enum(id) => id.info().lookup(m),
                 };
                 if let Some(v) = value {

@@ -7,6 +7,11 @@
 //! separated by `, `. [`disassemble_word`] decodes permissively first, so every word Mesa
 //! prints is printed, reserved fields included.
 //!
+//! Flags Mesa's text tools do not know (`hidden` in `isa/valhall.isa`: `TEX_GRADIENT`'s
+//! force-delta-enable and derivative-enable) are not printed, and renamed flags print Mesa's
+//! spelling (its lod-bias/lod-clamp-disable flags both print `.lod_mode`); [`print_exact`] and
+//! [`write_mnemonic`] print every flag by its unique key instead.
+//!
 //! Deliberate differences from Mesa, where Mesa is undefined: enum values past the end of their
 //! list print `.reserved` (Mesa reads past its string table); special values in floating-point
 //! sources print normally (Mesa asserts); bit 63 is ignored (Mesa asserts).
@@ -31,10 +36,23 @@ pub fn print(instr: &Instr) -> String {
     out
 }
 
+/// The text of one instruction with every flag by its unique key (hidden flags included):
+/// Mesa's text except for the flags `isa/valhall.isa` renames or hides (`TEX_GRADIENT`), and
+/// `assemble_line(&print_exact(i)) == encode(i)` wherever Mesa's own text can express the rest.
+pub fn print_exact(instr: &Instr) -> String {
+    let mut out = String::with_capacity(64);
+    write_instr_as(&mut out, instr, false);
+    out
+}
+
 /// Appends Mesa's text of one instruction to `out`.
 pub fn write_instr(out: &mut String, instr: &Instr) {
+    write_instr_as(out, instr, true);
+}
+
+fn write_instr_as(out: &mut String, instr: &Instr, mesa: bool) {
     let info = instr.info();
-    write_mnemonic(out, instr);
+    write_mnemonic_as(out, instr, mesa);
     out.push(' ');
     let mut first = true;
     let mut sep = |out: &mut String| {
@@ -75,17 +93,24 @@ pub fn write_instr(out: &mut String, instr: &Instr) {
 }
 
 /// Appends the mnemonic, the instruction modifiers (in table order, defaults omitted) and the
-/// flow, e.g. `FADD.f32.clamp_0_1.wait0`.
+/// flow, e.g. `FADD.f32.clamp_0_1.wait0`, every flag by its unique key: the text names every
+/// bit, hidden ones included, and assembles back to the same word. It differs from Mesa's
+/// text only for `TEX_GRADIENT` and the `VAR_TEX*_GRADIENT` instructions (used by the IR text).
 pub fn write_mnemonic(out: &mut String, instr: &Instr) {
+    write_mnemonic_as(out, instr, false);
+}
+
+/// Mesa's form of the mnemonic: hidden flags omitted, flags by their Mesa spelling.
+fn write_mnemonic_as(out: &mut String, instr: &Instr, mesa: bool) {
     let info = instr.info();
     out.push_str(info.name);
     for (k, m) in info.mods.iter().enumerate() {
         let v = instr.mods[k];
         match m.kind {
             ModKind::Flag => {
-                if v != 0 {
+                if v != 0 && !(mesa && m.hidden) {
                     out.push('.');
-                    out.push_str(m.key);
+                    out.push_str(if mesa { m.text } else { m.key });
                 }
             }
             ModKind::Enum(id) => {

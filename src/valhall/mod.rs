@@ -63,7 +63,7 @@ pub mod tables;
 
 pub use asm::{AsmError, assemble, assemble_line, parse_line};
 pub use decode::{DecodeError, decode, decode_permissive};
-pub use disasm::{Listing, ListingOptions, disassemble, disassemble_word, listing, print};
+pub use disasm::{Listing, ListingOptions, disassemble, disassemble_word, listing, print, print_exact};
 pub use encode::{EncodeError, encode, encode_raw};
 pub use inst::{Base, Dest, Instr, InstrError, Special, Src, Staging};
 pub use tables::{EnumId, Flow, InstrInfo, IsaEnum, Opcode, Unit};

@@ -98,11 +98,13 @@ pub fn appendix_row(op: Opcode) -> String {
         let name = if f.name == "constant" { "#" } else { f.name };
         ops.push(format!("{name}:{}..{}{}", f.start, f.start + f.width - 1, if f.signed { " signed" } else { "" }));
     }
+    // The spec's table knows Mesa's view: spellings, no hidden fields.
     let mods: Vec<String> = i
         .mods
         .iter()
+        .filter(|m| !m.hidden)
         .map(|m| {
-            let mut t = format!("{} {}", m.key, bits(m.start, m.width));
+            let mut t = format!("{} {}", m.text, bits(m.start, m.width));
             if let Some(e) = m.enum_info() {
                 match e.default {
                     None => t.push_str(" (req)"),
@@ -289,6 +291,10 @@ fn operand_lines(i: &InstrInfo) -> Vec<String> {
 
 fn modifier_line(m: &ModInfo) -> String {
     match m.enum_info() {
+        None if m.hidden => {
+            format!("{} (flag, bit {}; not printed, as Mesa's text tools do not know it)", m.key, m.start)
+        }
+        None if m.text != m.key => format!("{} (flag, bit {}; printed `.{}` as Mesa does)", m.key, m.start, m.text),
         None => format!("{} (flag, bit {})", m.key, m.start),
         Some(e) => {
             let values: Vec<String> = e

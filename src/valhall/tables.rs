@@ -171,7 +171,13 @@ pub enum ModKind {
 /// An instruction modifier field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModInfo {
+    /// Unique within the instruction; what the compiler, the emulator and the IR text use.
     pub key: &'static str,
+    /// Mesa's spelling of a flag (the key unless `isa/valhall.isa` gives `text`); several flags of
+    /// one instruction may share it (`TEX_GRADIENT`'s `.lod_mode`).
+    pub text: &'static str,
+    /// A field Mesa's text tools do not know: the disassembler never prints it.
+    pub hidden: bool,
     pub start: u8,
     pub width: u8,
     pub kind: ModKind,
