@@ -53,7 +53,8 @@ fn atomic_case(case: &Case, format: &str) {
     let extra = if case.op == "ATOMCAS" { ", IMM[0].zzzz" } else { "" };
     let op = case.op;
     // ATOMFADD and the wrapping atomics take no memory items: the declaration describes the image.
-    let items = if op.ends_with("_WRAP") || op == "ATOMFADD" { String::new() } else { format!(", 1D, PIPE_FORMAT_{format}") };
+    let items =
+        if op.ends_with("_WRAP") || op == "ATOMFADD" { String::new() } else { format!(", 1D, PIPE_FORMAT_{format}") };
     let text = format!(
         "{HEADER}DCL IMAGE[0], 1D, PIPE_FORMAT_{format}, WR
 DCL MEMORY[0], SHARED
@@ -140,22 +141,17 @@ fn format_conversions_through_store_and_load() {
     // (format, stored values, expected texel words, expected loaded values)
     let f = |x: f32| x.to_bits();
     let cases: [(&str, [u32; 4], Vec<u32>, [u32; 4]); 8] = [
-        ("R8G8B8A8_UNORM", [f(1.0), f(0.5), f(-2.0), f(0.2)], vec![0x3300_80FF], [
-            f(1.0),
-            f(128.0 / 255.0),
-            f(0.0),
-            f(0.2),
-        ]),
+        (
+            "R8G8B8A8_UNORM",
+            [f(1.0), f(0.5), f(-2.0), f(0.2)],
+            vec![0x3300_80FF],
+            [f(1.0), f(128.0 / 255.0), f(0.0), f(0.2)],
+        ),
         ("R16G16_SNORM", [f(-1.0), f(0.5), 0, 0], vec![0x4000_8001], [f(-1.0), f(16384.0 / 32767.0), 0, f(1.0)]),
         ("R8_SINT", [(-300i32) as u32, 0, 0, 0], vec![0x80], [(-128i32) as u32, 0, 0, 1]),
         ("R10G10B10A2_UINT", [1023, 2000, 5, 3], vec![1023 | 1023 << 10 | 5 << 20 | 3 << 30], [1023, 1023, 5, 3]),
         ("R16_FLOAT", [f(0.1), 0, 0, 0], vec![0x2E66], [f(0.0999755859375), 0, 0, f(1.0)]),
-        ("R11G11B10_FLOAT", [f(1.0), f(-1.0), f(0.5), 0], vec![15 << 6 | (14 << 5) << 22], [
-            f(1.0),
-            0,
-            f(0.5),
-            f(1.0),
-        ]),
+        ("R11G11B10_FLOAT", [f(1.0), f(-1.0), f(0.5), 0], vec![15 << 6 | (14 << 5) << 22], [f(1.0), 0, f(0.5), f(1.0)]),
         ("R32G32_FLOAT", [f(2.5), 0x7FC0_0001, 0, 0], vec![f(2.5), 0x7FC0_0001], [f(2.5), 0x7FC0_0001, 0, f(1.0)]),
         ("R16G16B16A16_UINT", [70000, 2, 3, 4], vec![0x0002_FFFF, 0x0004_0003], [65535, 2, 3, 4]),
     ];
@@ -222,7 +218,8 @@ IMM[4] UINT32 {{4, 77, 0, 0}}
  12: END
 "
     );
-    let image = r#""0": {"dim": "2d", "array": true, "layers": 2, "format": "R32_UINT", "width": 16, "height": 16, "seed": 3}"#;
+    let image =
+        r#""0": {"dim": "2d", "array": true, "layers": 2, "format": "R32_UINT", "width": 16, "height": 16, "seed": 3}"#;
     let initial = data_words(&Inputs::from_json(&inputs(image)).unwrap().images[&0].initial_data());
     let (interp, emu) = both(&text, &inputs(image));
     for (who, out) in [("interpreter", &interp), ("emulator", &emu)] {

@@ -436,7 +436,10 @@ fn sysval(
                 let unit: u32 =
                     unit.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
                 let image = m.memory.images.get(&unit).ok_or_else(|| {
-                    EmuError::new(ErrorKind::Metadata, format!("sysval `{name}` names image {unit}, which is not bound"))
+                    EmuError::new(
+                        ErrorKind::Metadata,
+                        format!("sysval `{name}` names image {unit}, which is not bound"),
+                    )
                 })?;
                 image.query_size()[c]
             } else {

@@ -98,7 +98,10 @@ impl Machine {
         if table != 5 {
             return fault(format!("image instructions read table 5 (images), not table {table}"));
         }
-        self.memory.images.get(&index).ok_or_else(|| EmuError::new(ErrorKind::Fault, format!("image {index} (table 5) is not bound")))
+        self.memory
+            .images
+            .get(&index)
+            .ok_or_else(|| EmuError::new(ErrorKind::Fault, format!("image {index} (table 5) is not bound")))
     }
 
     /// (image unit, texel coordinates) of an `LD_TEX*`/`LEA_TEX*` in `lane`.
@@ -139,10 +142,8 @@ impl Machine {
         };
         let n = components(&instr);
         let words = if half {
-            let narrowed: Vec<u32> = texel[..n]
-                .iter()
-                .map(|&w| if format.class() == Class::Float { w } else { w & 0xFFFF })
-                .collect();
+            let narrowed: Vec<u32> =
+                texel[..n].iter().map(|&w| if format.class() == Class::Float { w } else { w & 0xFFFF }).collect();
             to_register_format(&narrowed, register_format)?
         } else {
             texel[..n].to_vec()

@@ -167,7 +167,13 @@ fn pack_ufloat(x: f32, m: u32) -> u32 {
     }
     let e = rounded.log2().floor() as i32;
     // log2 of an exact power-of-two multiple is exact enough here; correct any off-by-one.
-    let e = if 2f64.powi(e) > rounded { e - 1 } else if 2f64.powi(e + 1) <= rounded { e + 1 } else { e };
+    let e = if 2f64.powi(e) > rounded {
+        e - 1
+    } else if 2f64.powi(e + 1) <= rounded {
+        e + 1
+    } else {
+        e
+    };
     let mantissa = (rounded / 2f64.powi(e - m as i32)) as u32 - (1 << m);
     ((e + 15) as u32) << m | mantissa
 }
@@ -556,7 +562,8 @@ impl Image {
             return None;
         }
         let [x, y, z, layer, sample] = [c.x, c.y, c.z, c.layer, c.sample].map(u64::from);
-        let (w, h, d, s) = (u64::from(self.width), u64::from(self.height), u64::from(self.depth), u64::from(self.samples));
+        let (w, h, d, s) =
+            (u64::from(self.width), u64::from(self.height), u64::from(self.depth), u64::from(self.samples));
         let linear = (((layer * d + z) * h + y) * w + x) * s + sample;
         Some((linear * self.format.texel_bytes() as u64) as usize)
     }
@@ -601,8 +608,7 @@ pub fn parse_images(value: &serde_json::Value) -> Result<BTreeMap<u32, Image>, S
     let mut images = BTreeMap::new();
     for (unit, image) in map {
         let unit: u32 = unit.parse().map_err(|_| format!("image unit `{unit}` is not a number"))?;
-        let image: Image =
-            serde_json::from_value(image.clone()).map_err(|e| format!("\"images\".\"{unit}\": {e}"))?;
+        let image: Image = serde_json::from_value(image.clone()).map_err(|e| format!("\"images\".\"{unit}\": {e}"))?;
         image.validate().map_err(|e| format!("\"images\".\"{unit}\": {e}"))?;
         images.insert(unit, image);
     }
@@ -816,13 +822,10 @@ mod tests {
         let shape = Shape::of_target(TextureTarget::Array1D).unwrap();
         assert_eq!(TexelCoord::from_tgsi(shape, [5, 7, 9, 9]), TexelCoord { x: 5, layer: 7, ..TexelCoord::default() });
         let shape = Shape::of_target(TextureTarget::ArrayMsaa2D).unwrap();
-        assert_eq!(TexelCoord::from_packed(shape, 0x0002_0001, 0x0005_0003), TexelCoord {
-            x: 1,
-            y: 2,
-            layer: 5,
-            sample: 3,
-            ..TexelCoord::default()
-        });
+        assert_eq!(
+            TexelCoord::from_packed(shape, 0x0002_0001, 0x0005_0003),
+            TexelCoord { x: 1, y: 2, layer: 5, sample: 3, ..TexelCoord::default() }
+        );
     }
 
     #[test]
@@ -847,12 +850,14 @@ mod tests {
 
     #[test]
     fn json_form_and_validation() {
-        let img: Image = serde_json::from_str(r#"{"dim": "2d", "format": "PIPE_FORMAT_R8_UNORM", "width": 4, "height": 2}"#)
-            .unwrap();
+        let img: Image =
+            serde_json::from_str(r#"{"dim": "2d", "format": "PIPE_FORMAT_R8_UNORM", "width": 4, "height": 2}"#)
+                .unwrap();
         assert_eq!(img.format, fmt("R8_UNORM"));
         assert!(img.validate().is_ok());
         assert_eq!(serde_json::to_value(&img).unwrap()["format"], "R8_UNORM");
-        let bad: Image = serde_json::from_str(r#"{"dim": "1d", "format": "R8_UNORM", "width": 4, "height": 2}"#).unwrap();
+        let bad: Image =
+            serde_json::from_str(r#"{"dim": "1d", "format": "R8_UNORM", "width": 4, "height": 2}"#).unwrap();
         assert!(bad.validate().unwrap_err().contains("height"));
         let err = serde_json::from_str::<Image>(r#"{"dim": "2d", "format": "R8G8B8_UNORM", "width": 4}"#).unwrap_err();
         assert!(err.to_string().contains("R8G8B8_UNORM"), "{err}");

@@ -98,7 +98,11 @@ pub fn images(p: &Prepared, inputs: &Inputs) -> Result<BTreeMap<u32, ImageState>
         if image.shape() != decl.shape {
             return Err(InterpError::runtime(
                 span,
-                format!("IMAGE[{unit}] is declared {} but the inputs describe a {:?} image", decl.target.name(), image.shape()),
+                format!(
+                    "IMAGE[{unit}] is declared {} but the inputs describe a {:?} image",
+                    decl.target.name(),
+                    image.shape()
+                ),
             ));
         }
         if decl.format.is_some_and(|f| f != image.format) {
@@ -333,9 +337,8 @@ impl Machine<'_, '_> {
         if reg.file == File::Image {
             return Ok(state.decl.shape);
         }
-        let shape = Shape::of_target(self.inst().memory.texture).ok_or_else(|| {
-            InterpError::unsupported(self.op_span(), "a bindless image access needs an image target")
-        })?;
+        let shape = Shape::of_target(self.inst().memory.texture)
+            .ok_or_else(|| InterpError::unsupported(self.op_span(), "a bindless image access needs an image target"))?;
         if shape != state.decl.shape {
             return Err(InterpError::runtime(
                 self.op_span(),
@@ -492,7 +495,11 @@ impl Machine<'_, '_> {
         }
         Err(InterpError::unsupported(
             self.op_span(),
-            format!("`{}` on an image of format {}: image atomics need a 32-bit single-channel format", op.name(), format.name()),
+            format!(
+                "`{}` on an image of format {}: image atomics need a 32-bit single-channel format",
+                op.name(),
+                format.name()
+            ),
         ))
     }
 }

@@ -378,11 +378,12 @@ fn image_decl(d: &Declaration) -> Result<ImageDecl, InterpError> {
     let shape = Shape::of_target(target)
         .ok_or_else(|| unsupported(d.span, format!("images of target {} have no meaning", target.name())))?;
     let name = crate::tgsi::formats::FORMATS.get(usize::from(format.0)).copied().unwrap_or("NONE");
-    let format = match name {
-        "NONE" => None,
-        _ => Some(Format::by_name(name).ok_or_else(|| {
-            unsupported(d.span, format!("PIPE_FORMAT_{name} is not an image format OpenGL allows"))
-        })?),
-    };
+    let format =
+        match name {
+            "NONE" => None,
+            _ => Some(Format::by_name(name).ok_or_else(|| {
+                unsupported(d.span, format!("PIPE_FORMAT_{name} is not an image format OpenGL allows"))
+            })?),
+        };
     Ok(ImageDecl { target: target.canonical(), shape, format })
 }
