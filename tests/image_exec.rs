@@ -134,13 +134,15 @@ fn every_atomic_on_buffers_shared_memory_and_images() {
     atomic_case(&Case { op: "ATOMXCHG", old: f(1.0), operand: f(-3.0), swap: 0, new: f(-3.0) }, "R32_FLOAT");
 }
 
+/// (format, stored values, expected texel words, expected loaded values).
+type Conversion = (&'static str, [u32; 4], Vec<u32>, [u32; 4]);
+
 /// STORE of the same register values to images of many formats, then LOAD back: the packed
 /// texels and the unpacked values, by hand.
 #[test]
 fn format_conversions_through_store_and_load() {
-    // (format, stored values, expected texel words, expected loaded values)
     let f = |x: f32| x.to_bits();
-    let cases: [(&str, [u32; 4], Vec<u32>, [u32; 4]); 8] = [
+    let cases: [Conversion; 8] = [
         (
             "R8G8B8A8_UNORM",
             [f(1.0), f(0.5), f(-2.0), f(0.2)],
@@ -150,7 +152,7 @@ fn format_conversions_through_store_and_load() {
         ("R16G16_SNORM", [f(-1.0), f(0.5), 0, 0], vec![0x4000_8001], [f(-1.0), f(16384.0 / 32767.0), 0, f(1.0)]),
         ("R8_SINT", [(-300i32) as u32, 0, 0, 0], vec![0x80], [(-128i32) as u32, 0, 0, 1]),
         ("R10G10B10A2_UINT", [1023, 2000, 5, 3], vec![1023 | 1023 << 10 | 5 << 20 | 3 << 30], [1023, 1023, 5, 3]),
-        ("R16_FLOAT", [f(0.1), 0, 0, 0], vec![0x2E66], [f(0.0999755859375), 0, 0, f(1.0)]),
+        ("R16_FLOAT", [f(0.1), 0, 0, 0], vec![0x2E66], [half::f16::from_bits(0x2E66).to_f32().to_bits(), 0, 0, f(1.0)]),
         ("R11G11B10_FLOAT", [f(1.0), f(-1.0), f(0.5), 0], vec![15 << 6 | (14 << 5) << 22], [f(1.0), 0, f(0.5), f(1.0)]),
         ("R32G32_FLOAT", [f(2.5), 0x7FC0_0001, 0, 0], vec![f(2.5), 0x7FC0_0001], [f(2.5), 0x7FC0_0001, 0, f(1.0)]),
         ("R16G16B16A16_UINT", [70000, 2, 3, 4], vec![0x0002_FFFF, 0x0004_0003], [65535, 2, 3, 4]),
@@ -318,7 +320,7 @@ fn blur_sample_writes_the_filtered_image() {
                 }
                 written += 1;
                 // Sum over the 3×3 neighbourhood (clamped) in the interpreter's order: rows
-                // dy = −1..1, columns dx = −1..1, `acc = texel·w + acc` rounded per step.
+                // dy = −1..1, columns dx = −1..1, `acc = fma(texel, w, acc)` (MAD is fused).
                 let mut acc = [0.0f32; 4];
                 for dy in -1i32..=1 {
                     for dx in -1i32..=1 {
@@ -328,7 +330,7 @@ fn blur_sample_writes_the_filtered_image() {
                         let texel = src.format.unpack(&src_data[so..so + 4]);
                         let w = (dx.abs() as f32 * -0.25 + 0.5) * (dy.abs() as f32 * -0.25 + 0.5);
                         for c in 0..4 {
-                            acc[c] = f32::from_bits(texel[c]) * w + acc[c];
+                            acc[c] = f32::from_bits(texel[c]).mul_add(w, acc[c]);
                         }
                     }
                 }

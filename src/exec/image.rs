@@ -5,8 +5,9 @@
 //!
 //! * **An image** ([`Image`]) has a shape (dimensionality, array, samples), a size, a format and
 //!   a seed. Its contents are bytes, texel after texel, in the order (layer, z, y, x, sample)
-//!   from the slowest to the fastest: `linear = (((layer·depth + z)·height + y)·width + x)·samples
-//!   + sample`, at byte `linear · texel_bytes`. A cube map has six layers (faces) per cube, a
+//!   from the slowest to the fastest:
+//!   `linear = (((layer·depth + z)·height + y)·width + x)·samples + sample`, at byte
+//!   `linear · texel_bytes`. A cube map has six layers (faces) per cube, a
 //!   cube-map array `6·layers`. Sizes follow the texture model (`exec::texture`): the default
 //!   image of a target has the default texture's size, one mip level.
 //! * **Initial contents** are a hash of (seed, texel, channel), per channel: float channels hold
@@ -26,7 +27,7 @@
 //!     correctly rounded f32 division;
 //!   - SINT/UINT channels narrower than 32 bits saturate to their range; unpacking sign- or
 //!     zero-extends.
-//!   Registers hold f32 for float, UNORM and SNORM formats, s32 for SINT and u32 for UINT
+//! * **Registers** hold f32 for float, UNORM and SNORM formats, s32 for SINT and u32 for UINT
 //!   ([`Class`]). Unpacking fills missing channels with (0, 0, 0, 1): 1.0 for the float class,
 //!   the integer 1 otherwise.
 //! * **Coordinates.** TGSI addresses are per target ([`TexelCoord::from_tgsi`], tgsi_to_nir's
