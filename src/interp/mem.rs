@@ -150,12 +150,13 @@ impl Machine<'_, '_> {
             File::Buffer => Ok(Resource::Linear(Space::Buffer(reg.index.value.max(0) as u32))),
             File::Memory => Ok(Resource::Linear(Space::Shared)),
             File::Image => Ok(Resource::Image),
-            File::Temp | File::Const | File::Input | File::Immediate | File::SystemValue | File::Output => {
-                Ok(Resource::Bindless)
-            }
+            File::Temp | File::Const => Ok(Resource::Bindless),
             f => Err(InterpError::unsupported(
                 self.op_span(),
-                format!("memory access to `{}` is not supported (BUFFER, IMAGE and shared MEMORY are)", f.name()),
+                format!(
+                    "memory access to `{}` is not supported (BUFFER, IMAGE, shared MEMORY and bindless image handles in TEMP or CONST are)",
+                    f.name()
+                ),
             )),
         }
     }
