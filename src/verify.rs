@@ -12,6 +12,7 @@
 //! * Vertex positions: the emulator reports the screen-space position the hardware consumes;
 //!   the interpreter's clip-space position is put through the same transform (viewport scale 1,
 //!   offset 0, docs/metadata.md) before comparing. Point sizes are rounded through binary16.
+//! * Buffers and images (their final contents, `exec::image`) are compared word by word.
 
 use crate::diag::Diagnostics;
 use crate::exec::LANES;
@@ -215,6 +216,34 @@ fn compare(
                 report.mismatches.push(Mismatch {
                     seed,
                     what: format!("BUFFER[{index}] word {w}"),
+                    interp: ours,
+                    emu: other,
+                    accuracy: acc,
+                });
+            }
+        }
+    }
+    // Final image contents, word by word (every image the interpreter holds must be bound).
+    for (index, words) in &run.outputs.images {
+        let Some(theirs) = emu.images.get(index) else {
+            report.mismatches.push(Mismatch {
+                seed,
+                what: format!("IMAGE[{index}]: the emulator has no such image"),
+                interp: 0,
+                emu: 0,
+                accuracy: Accuracy::Exact,
+            });
+            continue;
+        };
+        let accuracy = run.image_accuracy.get(index);
+        for (w, &ours) in words.iter().enumerate() {
+            report.compared += 1;
+            let other = theirs.get(w).copied().unwrap_or(0);
+            let acc = accuracy.and_then(|a| a.get(w).copied()).unwrap_or(Accuracy::Exact);
+            if !acc.accepts(ours, other) {
+                report.mismatches.push(Mismatch {
+                    seed,
+                    what: format!("IMAGE[{index}] word {w}"),
                     interp: ours,
                     emu: other,
                     accuracy: acc,

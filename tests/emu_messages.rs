@@ -309,3 +309,117 @@ NOP.end",
     assert_eq!(m.defined[0][8] & 3, 3, "lane 0 (h1 = 1) fell through");
     assert_eq!(m.defined[1][8] & 3, 0, "lane 1 (h1 = 0) branched over");
 }
+
+/// A compute machine with image 0 bound: a 4×2 R8G8B8A8_UNORM image.
+fn image_machine() -> (Machine, tgsi2va::exec::image::Image) {
+    use tgsi2va::exec::image::{Format, Image};
+    let image = Image {
+        dim: Dim::D2,
+        array: false,
+        format: Format::by_name("R8G8B8A8_UNORM").unwrap(),
+        width: 4,
+        height: 2,
+        depth: 1,
+        layers: 1,
+        samples: 1,
+        seed: 5,
+    };
+    let mut m = Machine::new(Stage::Compute);
+    m.memory.map_image(0, image.clone()).unwrap();
+    (m, image)
+}
+
+#[test]
+fn image_loads_addresses_and_converted_stores() {
+    use tgsi2va::emu::image::CONVERSION_TAG;
+    use tgsi2va::emu::memory::{IMAGE_SINK, image_base};
+    let (mut m, image) = image_machine();
+    let initial = image.initial_data();
+    m.set_reg_all(2, 1 | 1 << 16); // (1, 1): texel 5, byte 20
+    m.set_reg_all(3, 4); // (4, 0): outside
+    let one = 1.0f32.to_bits();
+    for (r, v) in [(12, one), (13, 0.5f32.to_bits()), (14, (-1.0f32).to_bits()), (15, 0.2f32.to_bits())] {
+        m.set_reg_all(r, v);
+    }
+    run(
+        &mut m,
+        "LD_TEX_IMM.v4.f32.slot0.wait0 @r4:r5:r6:r7, r2, 0x0, index:0x0, table:0x5
+LEA_TEX_IMM.slot1.wait1 @r8:r9:r10, r2, 0x0, table:0x5, index:0x0
+ST_CVT.slot2.v4.auto.wait2 @r12:r13:r14:r15, r8, r10, offset:0x0
+LEA_TEX_IMM.slot1.wait1 @r16:r17:r18, r3, 0x0, table:0x5, index:0x0
+ST_CVT.slot2.v4.auto.wait2 @r12:r13:r14:r15, r16, r18, offset:0x0
+LD_TEX_IMM.v4.f32.slot0.wait0 @r20:r21:r22:r23, r3, 0x0, index:0x0, table:0x5
+LD_TEX_IMM.v2.f16.slot0.wait0 @r24, r2, 0x0, index:0x0, table:0x5
+NOP.end",
+    )
+    .unwrap();
+    let before = image.format.unpack(&initial[20..24]);
+    assert_eq!([m.reg(4)[0], m.reg(5)[0], m.reg(6)[0], m.reg(7)[0]], before, "the texel before the store");
+    let address = image_base(0) + 20;
+    assert_eq!([m.reg(8)[0], m.reg(9)[0]], [address as u32, (address >> 32) as u32]);
+    assert_eq!(m.reg(10)[0], CONVERSION_TAG | u32::from(image.format.id()));
+    let sink = image_base(0) + IMAGE_SINK;
+    assert_eq!([m.reg(16)[0], m.reg(17)[0]], [sink as u32, (sink >> 32) as u32], "outside: the sink");
+    let data = &m.memory.region(RegionKind::Image(0)).unwrap().data;
+    assert_eq!(data[20..24], [255, 128, 0, 51], "UNORM packing of (1, 0.5, −1, 0.2)");
+    assert_eq!(data[..20], initial[..20], "nothing else changed");
+    assert_eq!(data[24..], initial[24..], "the store to the sink was dropped");
+    assert_eq!([m.reg(20)[0], m.reg(21)[0], m.reg(22)[0], m.reg(23)[0]], [0; 4], "outside reads zero");
+    // f16 registers: (1.0, 128/255 → f16) packed in one register.
+    let half = half::f16::from_f32(128.0 / 255.0).to_bits() as u32;
+    assert_eq!(m.reg(24)[0], 0x3C00 | half << 16);
+}
+
+#[test]
+fn image_atomics_and_faults() {
+    use tgsi2va::exec::image::{Format, Image};
+    let mut m = Machine::new(Stage::Compute);
+    let image = Image {
+        dim: Dim::D1,
+        array: true,
+        format: Format::by_name("R32_UINT").unwrap(),
+        width: 4,
+        height: 1,
+        depth: 1,
+        layers: 2,
+        samples: 1,
+        seed: 1,
+    };
+    m.memory.map_image(3, image.clone()).unwrap();
+    m.live = [true, false, false, false];
+    m.set_reg_all(2, 1); // x 1
+    m.set_reg_all(3, 1 << 16); // layer 1 → texel 5
+    m.set_reg_all(4, 2 << 16); // layer 2: outside
+    m.set_reg_all(0, 7);
+    m.set_reg_all(1, 0x0500_0003); // handle of image 3
+    run(
+        &mut m,
+        "LEA_TEX.slot0.wait0 @r8:r9:r10, r2, r3, r1
+ATOM_RETURN.i32.slot1.aadd.wait1 @r11, @r0, r8, offset:0x0
+LEA_TEX.slot0.wait0 @r12:r13:r14, r2, r4, r1
+ATOM_RETURN.i32.slot1.aadd.wait1 @r15, @r0, r12, offset:0x0
+NOP.end",
+    )
+    .unwrap();
+    let initial = tgsi2va::exec::image::data_words(&image.initial_data());
+    let words = tgsi2va::exec::image::data_words(&m.memory.region(RegionKind::Image(3)).unwrap().data);
+    assert_eq!(m.reg(11)[0], initial[5], "the old texel");
+    assert_eq!(words[5], initial[5].wrapping_add(7));
+    assert_eq!(m.reg(15)[0], 0, "an atomic outside the image returns 0");
+    assert_eq!(words.iter().enumerate().filter(|(i, w)| **w != initial[*i]).count(), 1);
+    let faults = [
+        ("LD_TEX_IMM.v4.f32.slot0.end @r4:r5:r6:r7, r2, 0x0, index:0x0, table:0x4", "table 5"),
+        ("LD_TEX_IMM.v4.f32.slot0.end @r4:r5:r6:r7, r2, 0x0, index:0x1, table:0x5", "not bound"),
+        ("ST_CVT.slot0.v4.auto.end @r4:r5:r6:r7, r8, r0, offset:0x0", "conversion descriptor"),
+    ];
+    for (text, word) in faults {
+        let mut m = m.clone();
+        m.set_reg_all(8, 0);
+        let e = run(&mut m, text).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Fault, "{text}: {e}");
+        assert!(e.message.contains(word), "{text}: {e}");
+    }
+    let mut m2 = m.clone();
+    let e = run(&mut m2, "LD_TEX.v4.f32.slot0.end @r4:r5:r6:r7, r2, r3, r1").unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "f32 registers from a UINT image: {e}");
+}

@@ -337,9 +337,9 @@ fn sixty_four_bit_pairs() {
 
 #[test]
 fn unsupported_constructs_are_errors_naming_them() {
-    let decls = "DCL IMAGE[0], 2D, PIPE_FORMAT_R32_FLOAT, WR\nDCL TEMP[0]";
-    let e = try_run("COMP", decls, "LOAD TEMP[0], IMAGE[0], TEMP[0], 2D, PIPE_FORMAT_R32_FLOAT", "{}").unwrap_err();
-    assert!(e.to_string().contains("IMAGE"), "{e}");
+    let decls = "DCL IMAGE[0], BUFFER, RAW, WR\nDCL TEMP[0]";
+    let e = try_run("COMP", decls, "LOAD TEMP[0], IMAGE[0], TEMP[0]", "{}").unwrap_err();
+    assert!(e.to_string().contains("RAW"), "{e}");
     let e = try_run("VERT", "DCL IN[0]\nDCL OUT[0], POSITION", "NOISE1 OUT[0], IN[0]", "{}").unwrap_err();
     assert!(e.to_string().contains("NOISE1"), "{e}");
     assert!(matches!(e, InterpError::Unsupported { .. }));

@@ -81,6 +81,11 @@ pub fn run_with(blob: &[u8], meta: &Metadata, inputs: &Inputs, options: Options)
                 outputs.buffers.insert(i, bytes_to_words(&r.data));
             }
         }
+        for &unit in m.memory.images.keys() {
+            if let Some(r) = m.memory.region(RegionKind::Image(unit)) {
+                outputs.images.insert(unit, bytes_to_words(&r.data));
+            }
+        }
         outputs.killed = m.killed();
     }
     Ok(outputs)
@@ -181,6 +186,8 @@ pub fn prepare(
     for (unit, t) in &inputs.textures {
         m.env.textures.entry(*unit).or_insert_with(|| t.clone());
     }
+    // Images (table 5), before the FAU words that hold their sizes.
+    super::image::map_images(&mut m.memory, meta, inputs)?;
     // System values.
     let sv = |semantic: &str| -> Result<Option<Lanes>, EmuError> {
         Ok(system_value(meta, semantic)?.map(|r| inputs.register(r)))
@@ -433,6 +440,16 @@ fn sysval(
                     EmuError::new(ErrorKind::Metadata, format!("sysval `{name}` names unbound texture unit {unit}"))
                 })?;
                 if c == 0 { t.samples } else { 0 }
+            } else if let Some(unit) = name.strip_prefix("image_size.") {
+                let unit: u32 =
+                    unit.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
+                let image = m.memory.images.get(&unit).ok_or_else(|| {
+                    EmuError::new(
+                        ErrorKind::Metadata,
+                        format!("sysval `{name}` names image {unit}, which is not bound"),
+                    )
+                })?;
+                image.query_size()[c]
             } else {
                 return meta_err(format!("unknown sysval `{name}`"));
             }

@@ -8,11 +8,19 @@
 //! | TLS of lane l | `0x30_0000_0000 + l·0x100_0000` | `tls_size` |
 //! | WLS of workgroup g | `0x40_0000_0000 + g·0x100_0000` | `wls_size` |
 //! | IDVS record of linear index i | `0x50_0000_0000 + i·0x1000` | 4 KiB, stores only |
+//! | image i (`IMAGE[i]`) | `0x70_0000_0000 + i·0x1_0000_0000` | the image's texels (`exec::image`) |
+//! | sink of image i | image base + `0xFFFF_FF00` | 16 bytes: reads zero, writes are dropped |
 //!
 //! Accesses must lie entirely inside one region, be aligned to `min(size, 4)` rounded down to
 //! a power of two, and (TLS) must not cross a 16-byte boundary. Anything else is a fault.
+//!
+//! Resource table 5 (images) is kept here too ([`Memory::images`]): the image each entry
+//! describes, whose texels live in its region. `LEA_TEX` of a texel outside the image yields the
+//! address of the image's sink, so stores and atomics there have no effect and atomics return 0
+//! (docs/emulator.md).
 
 use super::error::{EmuError, ErrorKind, err};
+use crate::exec::image::Image;
 use std::collections::BTreeMap;
 
 pub const UBO_BASE: u64 = 0x10_0000_0000;
@@ -27,6 +35,12 @@ pub const WLS_STRIDE: u64 = 0x100_0000;
 pub const IDVS_BASE: u64 = 0x50_0000_0000;
 pub const IDVS_RECORD: u64 = 0x1000;
 pub const IDVS_RECORDS: u64 = 0x1_0000;
+pub const IMAGE_BASE: u64 = 0x70_0000_0000;
+pub const IMAGE_STRIDE: u64 = 0x1_0000_0000;
+/// Offset of an image's sink from its base.
+pub const IMAGE_SINK: u64 = 0xFFFF_FF00;
+/// Bytes of a sink: the largest texel.
+pub const IMAGE_SINK_SIZE: usize = 16;
 /// Address of instruction 0 of the running variant.
 pub const CODE_BASE: u64 = 0x60_1000_0000;
 
@@ -37,6 +51,10 @@ pub enum RegionKind {
     Ssbo(u32),
     Tls(usize),
     Wls(u32),
+    /// The texels of image i.
+    Image(u32),
+    /// Where out-of-bounds image accesses of image i go: reads zero, ignores writes.
+    ImageSink(u32),
     /// Plain memory mapped by a test.
     Global,
 }
@@ -70,6 +88,8 @@ pub struct Memory {
     pub regions: Vec<Region>,
     /// Bytes stored to the IDVS streams: (stream, address) → byte.
     pub idvs: [BTreeMap<u64, u8>; 2],
+    /// Resource table 5: image unit → the image its descriptor describes.
+    pub images: BTreeMap<u32, Image>,
 }
 
 fn fault<T>(message: String) -> Result<T, EmuError> {
@@ -173,11 +193,23 @@ impl Memory {
         }
         let (r, off) = self.locate(addr, bytes.len())?;
         let region = &mut self.regions[r];
+        if matches!(region.kind, RegionKind::ImageSink(_)) {
+            return Ok(Place::Region(r));
+        }
         if !region.writable {
             return fault(format!("store to read-only {} at {addr:#x}", describe(region.kind)));
         }
         region.data[off..off + bytes.len()].copy_from_slice(bytes);
         Ok(Place::Region(r))
+    }
+
+    /// Binds image `unit` (table 5 entry `unit`): maps its texels and its sink.
+    pub fn map_image(&mut self, unit: u32, image: Image) -> Result<(), EmuError> {
+        let base = image_base(unit);
+        self.map(base, image.initial_data(), RegionKind::Image(unit), true)?;
+        self.map(base + IMAGE_SINK, vec![0; IMAGE_SINK_SIZE], RegionKind::ImageSink(unit), true)?;
+        self.images.insert(unit, image);
+        Ok(())
     }
 
     /// Bytes of an IDVS stream (unwritten bytes read as zero).
@@ -191,6 +223,11 @@ impl Memory {
     }
 }
 
+/// The base address of image `unit`.
+pub fn image_base(unit: u32) -> u64 {
+    IMAGE_BASE + u64::from(unit) * IMAGE_STRIDE
+}
+
 /// The address of IDVS record `index`.
 pub fn idvs_record(index: u64) -> u64 {
     IDVS_BASE + index * IDVS_RECORD
@@ -202,6 +239,8 @@ pub fn describe(kind: RegionKind) -> String {
         RegionKind::Ssbo(i) => format!("SSBO {i}"),
         RegionKind::Tls(l) => format!("the thread-local storage of lane {l}"),
         RegionKind::Wls(g) => format!("the shared memory of workgroup {g}"),
+        RegionKind::Image(i) => format!("image {i}"),
+        RegionKind::ImageSink(i) => format!("the out-of-bounds sink of image {i}"),
         RegionKind::Global => "global memory".to_string(),
     }
 }

@@ -1,6 +1,7 @@
 //! Message (asynchronous) instructions other than texturing: varyings, attributes, buffer
 //! addresses and loads, memory loads/stores/atomics, the fragment outputs (`ATEST`,
-//! `ZS_EMIT`, `BLEND`) and `BARRIER`.
+//! `ZS_EMIT`, `BLEND`) and `BARRIER`; images (`LD_TEX*`, `LEA_TEX*`, `ST_CVT`) are in
+//! `image.rs`.
 //!
 //! Every message executes completely when it issues; what is asynchronous is *visibility*: the
 //! registers it writes are pending on its slot until a wait on that slot (docs/emulator.md §4),
@@ -33,7 +34,7 @@ fn pack16(halves: &[u32]) -> Vec<u32> {
 /// Converts 32-bit words to a register format (`register_format` enum): 32-bit formats keep
 /// the words, `f16` rounds binary32 to binary16 (nearest even), `s16`/`u16` keep the low 16
 /// bits; 16-bit formats pack two components per register.
-fn to_register_format(words: &[u32], format: u8) -> Result<Vec<u32>, EmuError> {
+pub(crate) fn to_register_format(words: &[u32], format: u8) -> Result<Vec<u32>, EmuError> {
     match format {
         0 | 2 | 4 | 6 => Ok(words.to_vec()),
         3 => Ok(pack16(&words.iter().map(|&w| fp::convert(F32, F16, w, Round::Rte)).collect::<Vec<_>>())),
@@ -123,7 +124,7 @@ impl Machine {
         // LD_ATTR index "must not diverge within a warp").
         let uniform_source = match op {
             LD_VAR_BUF_F32 | LD_VAR_BUF_F16 => Some(1),
-            LD_ATTR => Some(2),
+            LD_ATTR | LD_TEX | LEA_TEX => Some(2),
             _ => None,
         };
         if let Some(k) = uniform_source {
@@ -231,9 +232,9 @@ impl Machine {
                 ErrorKind::Unsupported,
                 format!("{name}: software-buffer varyings are not modelled (Gallium on Valhall uses LD_VAR_BUF*)"),
             ),
-            LD_TEX_IMM | LD_TEX | LEA_TEX_IMM | LEA_TEX | ST_CVT => {
-                err(ErrorKind::Unsupported, format!("{name}: images are not modelled (no input format describes them)"))
-            }
+            LD_TEX_IMM | LD_TEX => self.image_load(p, pc, lane, slot),
+            LEA_TEX_IMM | LEA_TEX => self.image_address(p, pc, lane, slot),
+            ST_CVT => self.store_converted(p, pc, lane, slot),
             LEA_ATTR_IMM | LEA_ATTR => err(
                 ErrorKind::Unsupported,
                 format!("{name}: attribute addresses and conversion descriptors are not modelled"),

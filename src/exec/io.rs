@@ -10,6 +10,7 @@
 //! Outputs: `{"outputs": {"OUT[0]": [[4 × "0x…"] × 4 lanes], …}, "killed": [lanes],
 //! "buffers": {…}}`; buffers appear only when the shader declares some.
 
+use super::image::Image;
 use super::texture::Texture;
 use super::{LANES, Lanes};
 use crate::tgsi::ast::File;
@@ -73,6 +74,7 @@ pub struct Inputs {
     pub registers: BTreeMap<RegKey, Lanes>,
     pub buffers: BTreeMap<u32, Vec<u32>>,
     pub textures: BTreeMap<u32, Texture>,
+    pub images: BTreeMap<u32, Image>,
 }
 
 impl Inputs {
@@ -94,6 +96,7 @@ impl Inputs {
                         inputs.textures.insert(unit, texture);
                     }
                 }
+                "images" => inputs.images = super::image::parse_images(value)?,
                 _ => {
                     let reg = RegKey::parse(key)?;
                     let lanes = parse_lanes(value).map_err(|e| format!("\"{key}\": {e}"))?;
@@ -121,6 +124,9 @@ impl Inputs {
                 .collect();
             object.insert("textures".into(), Value::Object(textures));
         }
+        if !self.images.is_empty() {
+            object.insert("images".into(), super::image::images_json(&self.images));
+        }
         pretty(&Value::Object(object))
     }
 
@@ -137,6 +143,8 @@ pub struct Outputs {
     /// Lanes that were killed (fragment shaders), ascending.
     pub killed: Vec<u32>,
     pub buffers: BTreeMap<u32, Vec<u32>>,
+    /// Final image contents (little-endian words), per image unit.
+    pub images: BTreeMap<u32, Vec<u32>>,
 }
 
 impl Outputs {
@@ -147,6 +155,9 @@ impl Outputs {
         object.insert("killed".into(), json!(self.killed));
         if !self.buffers.is_empty() {
             object.insert("buffers".into(), buffers_json(&self.buffers));
+        }
+        if !self.images.is_empty() {
+            object.insert("images".into(), buffers_json(&self.images));
         }
         pretty(&Value::Object(object))
     }
@@ -166,6 +177,9 @@ impl Outputs {
         }
         if let Some(buffers) = value.get("buffers") {
             result.buffers = parse_buffers(buffers)?;
+        }
+        if let Some(images) = value.get("images") {
+            result.images = parse_buffers(images).map_err(|e| format!("\"images\": {e}"))?;
         }
         Ok(result)
     }

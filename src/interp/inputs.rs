@@ -15,7 +15,10 @@
 //!   sample id 0, sample mask 1, helper 0;
 //! * every declared BUFFER gets 1024 words (floats `k/16`, or small integers if the program
 //!   uses atomics on it);
-//! * textures are left to the defaults (`Texture::default_for` per declared target).
+//! * textures are left to the defaults (`Texture::default_for` per declared target);
+//! * every declared IMAGE gets the default image of its target and format
+//!   (`exec::image::Image::default_for`; `PIPE_FORMAT_NONE` becomes R32G32B32A32_FLOAT) with a
+//!   seed from the stream, so its contents differ per seed.
 
 use crate::exec::LANES;
 use crate::exec::io::{Inputs, RegKey};
@@ -117,6 +120,21 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
         let dim = d.dimension.unwrap_or(0);
         match d.file {
             File::Input | File::Const | File::SystemValue => {}
+            File::Image => {
+                if let Some(ResourceDecl::Image { target, format, .. }) = d.resource {
+                    let name = crate::tgsi::formats::FORMATS.get(usize::from(format.0)).copied().unwrap_or("NONE");
+                    let name = if name == "NONE" { super::mem::NONE_FORMAT_DEFAULT } else { name };
+                    for unit in d.first..=d.last {
+                        let seed = rng.next() as u32;
+                        let image = crate::exec::image::Format::by_name(name)
+                            .and_then(|f| crate::exec::image::Image::default_for(target, f, seed));
+                        if let Some(image) = image {
+                            inputs.images.insert(unit, image);
+                        }
+                    }
+                }
+                continue;
+            }
             File::Buffer => {
                 for b in d.first..=d.last {
                     let ints = atomic_buffers.contains_key(&b);

@@ -75,6 +75,7 @@ pub struct Machine<'p, 'a> {
     pub tainted: u8,
     pub buffers: BTreeMap<u32, Vec<Val>>,
     pub shared: Vec<Val>,
+    pub images: BTreeMap<u32, super::mem::ImageState>,
     steps: u64,
     pc: usize,
     /// The instruction being executed.
@@ -137,6 +138,7 @@ impl<'p, 'a> Machine<'p, 'a> {
             tainted: 0,
             buffers,
             shared: vec![Val::unknown(0); SHARED_BYTES / 4],
+            images: super::mem::images(p, inputs)?,
             steps: 0,
             pc: 0,
             cur: 0,
@@ -936,10 +938,16 @@ impl<'p, 'a> Machine<'p, 'a> {
             outputs.buffers.insert(b, words.iter().map(|w| w.bits).collect());
             buffer_accuracy.insert(b, words.iter().map(|w| Accuracy::from_err(w.err)).collect());
         }
+        let mut image_accuracy = BTreeMap::new();
+        for (&unit, state) in &self.images {
+            outputs.images.insert(unit, crate::exec::image::data_words(&state.data));
+            image_accuracy.insert(unit, state.err.iter().map(|&e| Accuracy::from_err(e)).collect());
+        }
         Run {
             outputs,
             accuracy,
             buffer_accuracy,
+            image_accuracy,
             uncertain_lanes: (0..LANES as u32).filter(|l| self.tainted & (1 << l) != 0).collect(),
             steps: self.steps,
         }

@@ -82,6 +82,8 @@ pub struct Run {
     pub accuracy: BTreeMap<RegKey, [[Accuracy; 4]; LANES]>,
     /// Per buffer, per word.
     pub buffer_accuracy: BTreeMap<u32, Vec<Accuracy>>,
+    /// Per image unit, per 32-bit word of its contents.
+    pub image_accuracy: BTreeMap<u32, Vec<Accuracy>>,
     /// Lanes whose whole result is unconstrained: they branched, killed, or addressed
     /// registers or memory on a value whose approximation could change the outcome. Compare
     /// neither their outputs nor whether they were killed.

@@ -4,6 +4,7 @@
 
 use super::InterpError;
 use crate::diag::{Diagnostics, Span};
+use crate::exec::image::{Format, Shape};
 use crate::tgsi::ast::*;
 use crate::tgsi::opcodes::{FlowRole, Opcode, OperandType};
 use std::collections::HashMap;
@@ -29,6 +30,15 @@ pub struct Range {
     pub array_id: u32,
 }
 
+/// A declared image: `DCL IMAGE[i], target, format`.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageDecl {
+    pub target: TextureTarget,
+    pub shape: Shape,
+    /// `None` for `PIPE_FORMAT_NONE` (the bound image decides).
+    pub format: Option<Format>,
+}
+
 /// A sampler view (SVIEW or legacy RES declared with a return type).
 #[derive(Clone, Copy, Debug)]
 pub struct View {
@@ -49,6 +59,7 @@ pub struct Prepared<'a> {
     pub immediate_arrays: HashMap<u32, [u32; 4]>,
     pub views: HashMap<u32, View>,
     pub buffers: Vec<u32>,
+    pub images: HashMap<u32, ImageDecl>,
     pub processor: Processor,
 }
 
@@ -79,6 +90,7 @@ impl<'a> Prepared<'a> {
             immediate_arrays: HashMap::new(),
             views: HashMap::new(),
             buffers: Vec::new(),
+            images: HashMap::new(),
             processor,
         };
         p.declare()?;
@@ -91,7 +103,13 @@ impl<'a> Prepared<'a> {
         for d in &self.declarations {
             let dim = d.dimension.unwrap_or(0);
             match d.file {
-                File::Image | File::HwAtomic | File::ConstBuf => {
+                File::Image => {
+                    let decl = image_decl(d)?;
+                    for i in d.first..=d.last {
+                        self.images.insert(i, decl);
+                    }
+                }
+                File::HwAtomic | File::ConstBuf => {
                     return Err(unsupported(
                         d.span,
                         format!(
@@ -183,9 +201,6 @@ impl<'a> Prepared<'a> {
                 Opcode::Callnz => {
                     return no_meaning("has no call target: the text form of CALLNZ never carried a label");
                 }
-                Opcode::Img2hnd | Opcode::Samp2hnd => {
-                    return no_meaning("creates bindless handles, which are not modelled");
-                }
                 Opcode::Emit | Opcode::Endprim => return no_meaning("belongs to geometry shaders"),
                 Opcode::Cal if inst.label.is_none() => return no_meaning("has no target label"),
                 _ => {}
@@ -197,8 +212,11 @@ impl<'a> Prepared<'a> {
             for (i, s) in inst.src.iter().enumerate() {
                 self.operand_file(s.register.file, s.span)?;
                 let ty = info.src_types.get(i).copied();
+                // Bindless images (a handle in TEMP/CONST) are modelled for the memory opcodes.
+                let bindless_image = i == 0 && super::mem::is_memory(op) && op != Opcode::Resq;
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
                     && matches!(s.register.file, File::Temp | File::Const)
+                    && !bindless_image
                 {
                     return Err(unsupported(
                         s.span,
@@ -211,6 +229,7 @@ impl<'a> Prepared<'a> {
                     self.operand_file(ind.file, s.span)?;
                 }
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
+                    && s.register.file != File::Image
                     && (s.register.index.indirect.is_some()
                         || s.register.dimension.is_some_and(|d| d.indirect.is_some()))
                 {
@@ -229,9 +248,6 @@ impl<'a> Prepared<'a> {
 
     fn operand_file(&self, file: File, span: Span) -> Result<(), InterpError> {
         match file {
-            File::Image => {
-                Err(unsupported(span, "`IMAGE` operands are not supported: the interpreter has no image model"))
-            }
             File::HwAtomic => Err(unsupported(span, "`HWATOMIC` operands are not supported")),
             File::ConstBuf => Err(unsupported(span, "`CONSTBUF` operands are not supported")),
             _ => Ok(()),
@@ -348,4 +364,26 @@ impl<'a> Prepared<'a> {
     pub fn size(&self, file: File, dim: u32) -> u32 {
         self.sizes.get(&(file, dim)).copied().unwrap_or(0)
     }
+}
+
+/// The model of a `DCL IMAGE` (RAW images, shadow targets and formats OpenGL does not allow for
+/// images are rejected, as the compiler rejects them).
+fn image_decl(d: &Declaration) -> Result<ImageDecl, InterpError> {
+    let Some(ResourceDecl::Image { target, format, raw, .. }) = d.resource else {
+        return Err(unsupported(d.span, "an IMAGE declaration without a target"));
+    };
+    if raw {
+        return Err(unsupported(d.span, "RAW images (byte-addressed, without a format) are not modelled"));
+    }
+    let shape = Shape::of_target(target)
+        .ok_or_else(|| unsupported(d.span, format!("images of target {} have no meaning", target.name())))?;
+    let name = crate::tgsi::formats::FORMATS.get(usize::from(format.0)).copied().unwrap_or("NONE");
+    let format =
+        match name {
+            "NONE" => None,
+            _ => Some(Format::by_name(name).ok_or_else(|| {
+                unsupported(d.span, format!("PIPE_FORMAT_{name} is not an image format OpenGL allows"))
+            })?),
+        };
+    Ok(ImageDecl { target: target.canonical(), shape, format })
 }

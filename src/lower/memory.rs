@@ -49,10 +49,12 @@
 //!   `asmax1`, `aor1`). `ATOMCAS` is `ATOM_RETURN.compare.axchg` reading {new value, comparand}.
 //!   `ATOMFADD`, `ATOMINC_WRAP` and `ATOMDEC_WRAP` have no Valhall operation: they are a
 //!   compare-and-swap loop (load the word, compute the new value, `compare.axchg`, retry until
-//!   the returned value equals the one the new value was computed from). `ATOMINC_WRAP` stores
-//!   `old + 1` when `old + 1 <= src` (unsigned) and 0 otherwise, and returns `old + 1` as the
-//!   reference text defines it; `ATOMDEC_WRAP` stores `old − 1` when `0 < old < src`
-//!   (unsigned) and 0 otherwise, and returns `old`.
+//!   the returned value equals the one the new value was computed from). The wrapping atomics
+//!   follow the implementations behind the opcodes (NIR's `inc_wrap`/`dec_wrap`, what
+//!   EXT_shader_image_load_store's `imageAtomicIncWrap`/`DecWrap` reach through Gallium; see
+//!   docs/interpreter.md for where tgsi.rst's prose differs): `ATOMINC_WRAP` stores
+//!   `old <u src ? old + 1 : 0`, `ATOMDEC_WRAP` stores `old − 1 <u src ? old − 1 : src` (that
+//!   is `old == 0 || old > src ? src : old − 1`), and both return `old`.
 //! * **Side effects in fragment shaders.** When the shader keeps helper lanes alive
 //!   (derivatives, implicit-LOD texturing, LOD queries), stores and atomics run only in lanes
 //!   whose input sample mask (r61 bits 0–15) is non-zero, i.e. not in helper invocations; a
@@ -1029,8 +1031,7 @@ fn emit_atomic(ctx: &mut Ctx, atom: Atom, address: Address, staged: &[Value], wa
 }
 
 /// A compare-and-swap loop: `old = LOAD; do { new = f(old); seen = CAS(old → new); again =
-/// seen != old; old = seen } while again`. Returns the TGSI result (the old value; `old + 1` for
-/// ATOMINC_WRAP).
+/// seen != old; old = seen } while again`. Returns the TGSI result, the old value.
 fn cas_loop(ctx: &mut Ctx, address: Address, op: LoopOp, operand: Src) -> Value {
     let init = load_global(ctx, 1, address)[0];
     let pre = ctx.block;
@@ -1042,21 +1043,17 @@ fn cas_loop(ctx: &mut Ctx, address: Address, op: LoopOp, operand: Src) -> Value 
     phi.dests = ctx.shader.new_values(1);
     let phi_id = ctx.shader.push(header, phi);
     let old = ctx.shader.get(ctx.shader.inst(phi_id).dests)[0];
-    let (new, result) = match op {
-        LoopOp::FAdd => (ctx.builder().fadd(old, operand), old),
+    let new = match op {
+        LoopOp::FAdd => ctx.builder().fadd(old, operand),
         LoopOp::IncWrap => {
-            // old + 1 <= src ? old + 1 : 0 (unsigned).
+            // old <u src ? old + 1 : 0.
             let inc = ctx.builder().iadd_imm(old, 1);
-            let new = ctx.builder().csel(false, Condition::Le, Src::new(inc), operand, Src::new(inc), Src::konst(0));
-            (new, inc)
+            ctx.builder().csel(false, Condition::Lt, Src::new(old), operand, Src::new(inc), Src::konst(0))
         }
         LoopOp::DecWrap => {
-            // 0 < old < src ? old - 1 : 0 (unsigned).
+            // old − 1 <u src ? old − 1 : src (old = 0 wraps to 2³²−1, which is never below src).
             let dec = ctx.builder().iadd_imm(old, u32::MAX);
-            let below = ctx.builder().csel(false, Condition::Lt, Src::new(old), operand, Src::new(dec), Src::konst(0));
-            let new =
-                ctx.builder().csel(false, Condition::Eq, Src::new(old), Src::konst(0), Src::konst(0), Src::new(below));
-            (new, old)
+            ctx.builder().csel(false, Condition::Lt, Src::new(dec), operand, Src::new(dec), operand)
         }
     };
     let seen = emit_atomic(ctx, Atom::CompareExchange, address, &[new, old], true).expect("compare-exchange returns");
@@ -1067,7 +1064,7 @@ fn cas_loop(ctx: &mut Ctx, address: Address, op: LoopOp, operand: Src) -> Value 
     let args = ctx.shader.list(&[init, seen]);
     ctx.shader.inst_mut(phi_id).args = args;
     ctx.switch_to(exit);
-    result
+    old
 }
 
 // ---- Queries and handles ----------------------------------------------------------------------
