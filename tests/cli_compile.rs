@@ -256,3 +256,42 @@ fn verify_passes_agreeing_shaders_and_fails_the_rest() {
     assert!(text(&o.stdout).ends_with("1 passed, 1 failed\n"), "{}", text(&o.stdout));
     assert!(text(&o.stderr).contains("bad.tgsi: cannot be verified: it does not compile"), "{}", text(&o.stderr));
 }
+
+/// Output into something that is not a regular file (here a FIFO, standing in for `/dev/null`
+/// or a terminal) is written in place: renaming a temporary file over it would replace the
+/// device with a plain file. Nothing is written beside it.
+#[cfg(unix)]
+#[test]
+fn output_into_a_fifo_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("fifo");
+    write(&dir, "good.tgsi", GOOD);
+    let fifo = dir.join("out.bin");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
+    // Opened for reading and writing, a FIFO neither blocks here nor makes the writer wait; the
+    // blob fits the pipe buffer.
+    let mut pipe = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let o = run_in(&dir, &["compile", "good.tgsi", "-o", "out.bin"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still a FIFO");
+    let expected = run_in(&dir, &["compile", "good.tgsi", "-o", "-", "--emit", "bin"]).stdout;
+    let mut received = vec![0; expected.len()];
+    std::io::Read::read_exact(&mut pipe, &mut received).unwrap();
+    assert_eq!(received, expected);
+    assert_eq!(files(&dir), ["good.tgsi", "out.bin"], "no metadata beside a FIFO");
+}
+
+/// A symbolic link is followed: its target receives the output and the link stays a link.
+#[cfg(unix)]
+#[test]
+fn output_through_a_symbolic_link_keeps_the_link() {
+    let dir = scratch("symlink");
+    write(&dir, "good.tgsi", GOOD);
+    write(&dir, "real/out.s", "old\n");
+    std::os::unix::fs::symlink("real/out.s", dir.join("out.s")).unwrap();
+    let o = run_in(&dir, &["compile", "good.tgsi", "-o", "out.s"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(std::fs::symlink_metadata(dir.join("out.s")).unwrap().file_type().is_symlink());
+    let expected = run_in(&dir, &["compile", "good.tgsi"]).stdout;
+    assert_eq!(std::fs::read(dir.join("real/out.s")).unwrap(), expected);
+}

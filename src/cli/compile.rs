@@ -12,7 +12,7 @@
 
 use super::Global;
 use super::batch::{self, Outcome};
-use super::output::write_output;
+use super::output::{is_special_file, write_output};
 use clap::ValueEnum;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -190,7 +190,7 @@ fn compile_one(
             if let Err(m) = write_output(&out, &bytes) {
                 return Outcome::fail(format!("{stderr}error: {m}\n"));
             }
-            if format == Emit::Bin && !args.no_meta && out != Path::new("-") {
+            if format == Emit::Bin && !args.no_meta && out != Path::new("-") && !is_special_file(&out) {
                 let meta = out.with_extension("json");
                 if let Err(m) = write_output(&meta, compiled.meta.to_json().as_bytes()) {
                     // A blob without its metadata is a partial result: take it back.
