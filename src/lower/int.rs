@@ -22,7 +22,7 @@
 //! | UDIV by a constant | 2ᵏ: 1; ≥ 2³¹: 1; else multiply-high by a magic number ([`magic`]) | ≤ 11 |
 //! | UMOD by a constant | 2ᵏ: 1; ≥ 2³¹: 2; else the quotient, `IMUL`, `ISUB` | ≤ 13 |
 //! | IDIV, MOD by a constant | ±1 and 0: ≤ 1; else `IABS`, the unsigned sequence, sign fix | ≤ 14 / 16 |
-//! | SAD | `ISUB`, `IABS.s32`, `IADD` | 3 |
+//! | SAD | two `ISUB`, `CSEL.u32.ge`, `IADD` | 4 |
 //!
 //! The multiply-high sequence (Mesa: 4 × `U16_TO_U32`, 4 × `IMUL`, 12 shift/add/compare
 //! instructions) uses the 16-bit widening of `IMUL` and `IADD` sources instead: with
@@ -51,8 +51,9 @@
 //!   negative one (`|n| / 0 = 0xFFFFFFFF`, then the sign fix). MOD by 0: `0xFFFFFFFF`.
 //! * IDIV truncates toward zero; `INT_MIN / −1 = INT_MIN`. MOD is the truncated remainder (the
 //!   sign of the dividend, C's `%`, LLVM's `srem`); `INT_MIN % −1 = 0`.
-//! * SAD: `|s0 − s1| + s2` with the difference taken as a wrapping 32-bit signed value
-//!   (`IABS(s0 − s1)`, the opcode table's recipe), the sum wrapping.
+//! * SAD: `|s0 − s1| + s2` on unsigned operands (the opcode's operand types), i.e.
+//!   `max − min`, the sum wrapping. The opcode table's recipe (`IABS(s0 − s1)`) differs when the
+//!   difference is 2³¹ or more; the semantics win, as for XPD.
 //! * Legacy SHR is an arithmetic shift right (ISHR). ARA is rejected: TGSI never defined it.
 //! * 64-bit operands: channel pair p of a source is its swizzled channels 2p (low word) and 2p+1
 //!   (high word); `-`/`|x|` on a 64-bit integer operand are 64-bit negation/absolute value. A
@@ -126,9 +127,11 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
             componentwise(ctx, inst, opcode, 3, |ctx, s| ctx.builder().csel(false, Eq, s[0], Src::konst(0), s[2], s[1]))
         }
         Opcode::Sad => componentwise(ctx, inst, opcode, 3, |ctx, s| {
-            let d = ctx.builder().isub(s[0], s[1]);
-            let a = ctx.builder().op(V::IABS_S32, &[Src::new(d)]);
-            ctx.builder().iadd(a, s[2])
+            // Unsigned |a − b| = a ≥ b ? a − b : b − a.
+            let ab = ctx.builder().isub(s[0], s[1]);
+            let ba = ctx.builder().isub(s[1], s[0]);
+            let d = ctx.builder().csel(false, Ge, s[0], s[1], Src::new(ab), Src::new(ba));
+            ctx.builder().iadd(d, s[2])
         }),
         Opcode::Shr => super::bits::shift(ctx, inst, opcode, super::bits::Shift::Arithmetic),
         Opcode::Ara => ctx.unsupported(
