@@ -41,7 +41,8 @@ mod tests {
         let a = colour(&inputs, out, 0, 0);
         // Pinned: changing the hash silently changes every recorded expectation.
         assert_eq!(a, colour(&inputs, out, 0, 0));
-        let all: Vec<[u32; 4]> = (0..4).flat_map(|l| [colour(&inputs, out, 0, l), colour(&inputs, out, 1, l)]).collect();
+        let all: Vec<[u32; 4]> =
+            (0..4).flat_map(|l| [colour(&inputs, out, 0, l), colour(&inputs, out, 1, l)]).collect();
         for (i, x) in all.iter().enumerate() {
             for v in x {
                 let f = f32::from_bits(*v);

@@ -702,7 +702,11 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::ImulHi => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as i32 as i64 * q as i32 as i64) >> 32) as u32)), i),
         O::UmulHi => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as u64 * q as u64) >> 32) as u32)), i),
         O::Idiv => out(
-            map2(a, b, |x, y| int2(x, y, |p, q| if q == 0 { idiv_by_zero(p as i32 as i64) as u32 } else { (p as i32).wrapping_div(q as i32) as u32 })),
+            map2(a, b, |x, y| {
+                int2(x, y, |p, q| {
+                    if q == 0 { idiv_by_zero(p as i32 as i64) as u32 } else { (p as i32).wrapping_div(q as i32) as u32 }
+                })
+            }),
             i,
         ),
         O::Udiv => out(map2(a, b, |x, y| int2(x, y, |p, q| p.checked_div(q).unwrap_or(!0))), i),

@@ -806,7 +806,8 @@ impl<'p, 'a> Machine<'p, 'a> {
         let lanes: Vec<usize> = Self::lanes(active).collect();
         let mut r = [[Val::ZERO; 4]; LANES];
         let exact_in = |c: usize| lanes.iter().all(|&l| s[l][c].is_exact());
-        let boolean = |t: bool, exact: bool| Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
+        let boolean =
+            |t: bool, exact: bool| Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
         match op {
             Opcode::Ballot => {
                 let mask = lanes.iter().filter(|&&l| s[l][0].bits != 0).fold(0u32, |m, &l| m | 1 << l);
@@ -858,7 +859,9 @@ impl<'p, 'a> Machine<'p, 'a> {
             .declarations
             .iter()
             .find(|d| d.file == File::Output && (d.first..=d.last).contains(&index))
-            .and_then(|d| d.semantic.as_ref().filter(|s| s.name == SemanticName::Color).map(|s| s.index + index - d.first))
+            .and_then(|d| {
+                d.semantic.as_ref().filter(|s| s.name == SemanticName::Color).map(|s| s.index + index - d.first)
+            })
             .ok_or_else(|| InterpError::runtime(inst.span, "FBFETCH reads an output that is not declared COLOR"))?;
         let key = RegKey { file: File::Output, dimension: None, index };
         let r: Reg = std::array::from_fn(|l| {

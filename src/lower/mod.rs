@@ -590,6 +590,12 @@ impl<'p> Ctx<'p> {
                     }
                 }
             }
+            if inst.opcode.canonical() == Opcode::Demote
+                && let Some(v) = self.io.demoted
+                && seen.insert(v)
+            {
+                vars.push(v);
+            }
             for dst in &inst.dst {
                 for v in operand::dst_vars(self, dst) {
                     if seen.insert(v) {
