@@ -123,6 +123,8 @@ pub struct IoState {
     pub ubos: std::collections::BTreeSet<u32>,
     /// The hidden "demoted so far" variable (see [`demote_flag`]).
     pub demoted: Option<super::ssa::Var>,
+    /// frag_w (`LD_VAR_SPECIAL` 2, in the entry block), once loaded.
+    frag_w: Option<Value>,
 }
 
 /// The declaration covering register `index` of `file`.
@@ -465,8 +467,13 @@ fn load_var_special(ctx: &mut Ctx, index: i64, count: usize) -> crate::ir::Value
 }
 
 fn frag_w(ctx: &mut Ctx) -> Value {
+    if let Some(w) = ctx.io.frag_w {
+        return w;
+    }
     let list = load_var_special(ctx, 2, 1);
-    ctx.shader.get(list)[0]
+    let w = ctx.shader.get(list)[0];
+    ctx.io.frag_w = Some(w);
+    w
 }
 
 /// gl_FragCoord: pixel x, y (+0.5 unless the shader asks for integer centres), z, w.
@@ -508,6 +515,13 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
             "sysval"
         }
         SemanticName::Drawid if ctx.options.gpu.arch < 10 => "sysval",
+        SemanticName::SubgroupSize => "constant",
+        SemanticName::SubgroupInvocation
+        | SemanticName::SubgroupEqMask
+        | SemanticName::SubgroupGeMask
+        | SemanticName::SubgroupGtMask
+        | SemanticName::SubgroupLeMask
+        | SemanticName::SubgroupLtMask => "lane_id",
         _ => "preload",
     };
     ctx.io.system_value_meta.push(meta::SystemValue {
@@ -587,6 +601,43 @@ fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
         }
         (Stage::Fragment, SemanticName::Position) => frag_coord(ctx),
         (Stage::Fragment, SemanticName::HelperInvocation) => [helper_invocation(ctx, true), zero, zero, zero],
+        // The subgroup is the quad (src/lower/subgroup.rs): invocation = lane_id & 3.
+        (_, SemanticName::SubgroupSize) => [ctx.entry_builder().konst(4), zero, zero, zero],
+        (
+            _,
+            SemanticName::SubgroupInvocation
+            | SemanticName::SubgroupEqMask
+            | SemanticName::SubgroupGeMask
+            | SemanticName::SubgroupGtMask
+            | SemanticName::SubgroupLeMask
+            | SemanticName::SubgroupLtMask,
+        ) => {
+            let lane_id = Special::named("lane_id", false).map_or(Operand::Const(0), Operand::Special);
+            let mut e = ctx.entry_builder();
+            let lane = e.copy(lane_id);
+            let inv = e.and(lane, Src::konst(3));
+            let v = match name {
+                SemanticName::SubgroupInvocation => inv,
+                SemanticName::SubgroupEqMask => e.shl(Src::konst(1), inv),
+                SemanticName::SubgroupGeMask => {
+                    let m = e.shl(Src::konst(0xF), inv);
+                    e.and(m, Src::konst(0xF))
+                }
+                SemanticName::SubgroupGtMask => {
+                    let m = e.shl(Src::konst(0xE), inv);
+                    e.and(m, Src::konst(0xF))
+                }
+                SemanticName::SubgroupLeMask => {
+                    let m = e.shl(Src::konst(2), inv);
+                    e.iadd_imm(m, u32::MAX)
+                }
+                _ => {
+                    let m = e.shl(Src::konst(1), inv);
+                    e.iadd_imm(m, u32::MAX)
+                }
+            };
+            [v, zero, zero, zero]
+        }
         _ => return None,
     })
 }
