@@ -52,10 +52,7 @@ fn inputs(consts: &[[u32; 4]]) -> Inputs {
         if n > 0 {
             json.push(',');
         }
-        json += &format!(
-            "\"CONST[0][{n}]\": [\"{:#x}\", \"{:#x}\", \"{:#x}\", \"{:#x}\"]",
-            c[0], c[1], c[2], c[3]
-        );
+        json += &format!("\"CONST[0][{n}]\": [\"{:#x}\", \"{:#x}\", \"{:#x}\", \"{:#x}\"]", c[0], c[1], c[2], c[3]);
     }
     json.push('}');
     Inputs::from_json(&json).unwrap()
@@ -68,8 +65,7 @@ fn check(what: &str, lines: &[&str], consts: &[[u32; 4]], expected: [E; 4]) {
     let inputs = inputs(consts);
     let run = tgsi2va::interp::run(&program, &inputs).unwrap_or_else(|e| panic!("{what}: interp: {e}"));
     let options = tgsi2va::compile::Options { contract: false, ..Default::default() };
-    let compiled =
-        tgsi2va::compile::compile(&text, &options).unwrap_or_else(|d| panic!("{what}: compile: {:?}", d.0));
+    let compiled = tgsi2va::compile::compile(&text, &options).unwrap_or_else(|d| panic!("{what}: compile: {:?}", d.0));
     let emu = tgsi2va::emu::run(&compiled.blob, &compiled.meta, &inputs).unwrap_or_else(|e| panic!("{what}: {e}"));
     let out = RegKey::parse("OUT[0]").unwrap();
     for (who, lanes) in [("interpreter", run.outputs.outputs[&out]), ("emulator", emu.outputs[&out])] {
@@ -250,12 +246,7 @@ fn shift_counts_are_masked() {
 #[test]
 fn float_to_int_saturates_and_maps_nan_to_zero() {
     let c = [bits([f32::NAN, 3e9, -3e9, -2.7]), bits([f32::NAN, 5e9, -1.5, 2.7])];
-    check(
-        "F2I",
-        &["F2I OUT[0], CONST[0][0]"],
-        &c,
-        [u(0), u(0x7FFF_FFFF), u(0x8000_0000), i(-2)],
-    );
+    check("F2I", &["F2I OUT[0], CONST[0][0]"], &c, [u(0), u(0x7FFF_FFFF), u(0x8000_0000), i(-2)]);
     check("F2U", &["F2U OUT[0], CONST[0][1]"], &c, [u(0), u(u32::MAX), u(0), u(2)]);
 }
 

@@ -113,8 +113,9 @@ fn fbfetch_reads_the_framebuffer_model() {
     let text = "FRAG\nDCL OUT[0], COLOR\nDCL OUT[1], COLOR[3]\nDCL TEMP[0..1]\n\
                   0: FBFETCH TEMP[0], OUT[0].wzyx\n  1: FBFETCH TEMP[1], -OUT[1]\n\
                   2: MOV OUT[0], TEMP[0]\n  3: MOV OUT[1], TEMP[1]\n  4: END\n";
-    let inputs = Inputs::from_json(r#"{"OUT[0]": [[0.5, 0.25, 0.125, 1.0], [1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]}"#)
-        .unwrap();
+    let inputs =
+        Inputs::from_json(r#"{"OUT[0]": [[0.5, 0.25, 0.125, 1.0], [1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]}"#)
+            .unwrap();
     let both = run(text, &inputs);
     both.expect(
         "OUT[0]",
@@ -126,9 +127,7 @@ fn fbfetch_reads_the_framebuffer_model() {
         ],
         &[],
     );
-    let fb = |l: usize| {
-        tgsi2va::exec::framebuffer::colour(&inputs, reg("OUT[1]"), 3, l).map(|w| w ^ 0x8000_0000)
-    };
+    let fb = |l: usize| tgsi2va::exec::framebuffer::colour(&inputs, reg("OUT[1]"), 3, l).map(|w| w ^ 0x8000_0000);
     both.expect("OUT[1]", std::array::from_fn(fb), &[]);
     // The procedural colours are not all zero (the model is exercised).
     assert!((0..LANES).any(|l| fb(l)[0] != 0x8000_0000));
@@ -292,7 +291,8 @@ fn legacy_source_modifiers() {
 /// NOP and the unassigned opcode numbers do nothing on both sides.
 #[test]
 fn nop_and_gap_opcodes_do_nothing() {
-    let text = "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: NOP\n  1: UNK67\n  2: MOV OUT[0], IN[0]\n  3: NOP\n  4: END\n";
+    let text =
+        "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: NOP\n  1: UNK67\n  2: MOV OUT[0], IN[0]\n  3: NOP\n  4: END\n";
     let inputs = Inputs::from_json(r#"{"IN[0]": [1.0, 2.0, 3.0, 1.0]}"#).unwrap();
     let both = run(text, &inputs);
     assert_eq!(both.interp.outputs[&reg("OUT[0]")], [[f(1.0), f(2.0), f(3.0), f(1.0)]; 4]);
