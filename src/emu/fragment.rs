@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(at_offset(&values, 3, 128 | 128 << 16)[0], f(7.0));
         // (192, 64): dx = +0.25, dy = −0.25 → 7 + 0.5 − 1.
         assert_eq!(at_offset(&values, 3, 192 | 64 << 16)[1], f(6.5));
-        // Negative 16-bit positions: (−128, 0) → dx = −1.5, dy = −0.5 from lane 0.
-        assert_eq!(at_offset(&values, 0, 0xFF80)[2], f(1.0 - 3.0 - 2.0));
+        // Negative 16-bit positions: (−128, 0) → dx = −1, dy = −0.5 from lane 0: 1 − 2 − 2.
+        assert_eq!(at_offset(&values, 0, 0xFF80)[2], f(-3.0));
     }
 }

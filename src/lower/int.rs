@@ -43,10 +43,13 @@
 //!
 //! 64-bit opcodes (instructions per pair): U64ADD 4, I64NEG 3, I64ABS 5, I64SSG 4, U64MUL 14,
 //! 64-bit min/max 4, U64SEQ/U64SNE and the ordered comparisons 3, shifts by a variable 8 (9 for
-//! I64SHR) and by a constant ≤ 3, U2I64 0–1, I2I64 1. U64DIV/U64MOD: a restoring division loop
-//! ([`udiv64_loop`]: 15 setup instructions, 20 per iteration, `64 − clz64(n)` iterations) and
-//! 3 for the division-by-zero select; I64DIV/I64MOD add 10 for the absolute values and 5 for
-//! the sign fix.
+//! I64SHR) and by a constant ≤ 3, U2I64 0–1, I2I64 1. U64DIV/U64MOD ([`udiv64`]): when both
+//! high words are zero, the 32-bit sequence (issued: about 40 instructions); otherwise a
+//! restoring division loop ([`udiv64_loop`]: 12 setup instructions, 21 per iteration,
+//! `64 − clz64(n)` iterations: about 760 issued for a 32-bit dividend, 1500 for a full one —
+//! Mesa also emits a loop); 3 for the division-by-zero select. I64DIV/I64MOD add 10 for the
+//! absolute values and 5 for the sign fix. An exact reciprocal-based 64-bit sequence would
+//! issue some 250 instructions whatever the operands, at 5× the code size.
 //!
 //! # Semantics shared with the interpreter (docs/lowering.md and these choices)
 //!
@@ -770,7 +773,7 @@ fn div64(ctx: &mut Ctx, n: Pair, d: Pair, signed: bool, remainder: bool) -> (Val
         _ => {}
     }
     let (un, ud) = if signed { (Pair::of(abs64(ctx, n)), Pair::of(abs64(ctx, d))) } else { (n, d) };
-    let (q, r) = udiv64_loop(ctx, un, ud);
+    let (q, r) = udiv64(ctx, un, ud);
     let by_zero = ctx.builder().or(d.lo, d.hi);
     let zero_select = |ctx: &mut Ctx, v: (Value, Value)| -> (Value, Value) {
         let ones = Src::konst(u32::MAX);
@@ -797,6 +800,41 @@ fn div64(ctx: &mut Ctx, n: Pair, d: Pair, signed: bool, remainder: bool) -> (Val
             zero_select(ctx, r)
         }
     }
+}
+
+/// Unsigned 64-bit `(n / d, n % d)`: when both high words are zero, the 32-bit sequence
+/// (§C.7, [`udiv_core`]); otherwise [`udiv64_loop`]. A branch picks the path (lanes of both
+/// kinds run both), and φs at the join merge the results.
+fn udiv64(ctx: &mut Ctx, n: Pair, d: Pair) -> (Pair2, Pair2) {
+    let wide = ctx.builder().or(n.hi, d.hi);
+    let pre = ctx.block;
+    let slow = ctx.new_block();
+    let fast = ctx.new_block();
+    let join = ctx.new_block();
+    ctx.shader.set_terminator(pre, Terminator::Branch { cond: wide, if_zero: true, taken: fast, fallthrough: slow });
+    ctx.switch_to(slow);
+    let (lq, lr) = udiv64_loop(ctx, n, d);
+    let slow_end = ctx.block;
+    ctx.shader.set_terminator(slow_end, Terminator::Jump(join));
+    ctx.switch_to(fast);
+    let q32 = udiv_core(ctx, n.lo, d.lo, false);
+    let r32 = udiv_core(ctx, n.lo, d.lo, true);
+    let zero = ctx.builder().konst(0);
+    ctx.shader.set_terminator(fast, Terminator::Jump(join));
+    ctx.switch_to(join);
+    let preds = ctx.shader.block(join).preds.clone();
+    let mut merge = |from_slow: Value, from_fast: Value| -> Value {
+        let args: Vec<Value> = preds.iter().map(|&p| if p == fast { from_fast } else { from_slow }).collect();
+        let list = ctx.shader.list(&args);
+        let mut phi = Inst::pseudo(InstKind::Phi);
+        phi.dests = ctx.shader.new_values(1);
+        phi.args = list;
+        let id = ctx.shader.push(join, phi);
+        ctx.shader.get(ctx.shader.inst(id).dests)[0]
+    };
+    let q = (merge(lq.0, q32), merge(lq.1, zero));
+    let r = (merge(lr.0, r32), merge(lr.1, zero));
+    (q, r)
 }
 
 /// Unsigned 64-bit `(n / d, n % d)` by restoring division, one quotient bit per iteration.
