@@ -332,7 +332,11 @@ fn sixty_four_bit_pairs() {
     let body =
         "MOV TEMP[1], IN[0].wwww\nI64DIV OUT[0].xy, IN[0].zwzw, IN[1].zwzw\nI64DIV OUT[0].zw, IN[0].zwzw, TEMP[1]";
     let r = run("VERT", decls, body, &inputs);
-    assert_eq!(out(&r, 0, 0), [0xffff_ffff, 0, 0, 0], "4294967295 / 1, and signed division by zero gives 0");
+    assert_eq!(
+        out(&r, 0, 0),
+        [0xffff_ffff, 0, 0xffff_ffff, 0xffff_ffff],
+        "4294967295 / 1, and signed division of a non-negative value by zero gives −1"
+    );
 }
 
 #[test]

@@ -193,8 +193,13 @@ fn division_by_zero() {
     // UDIV/UMOD by 0: 0xffffffff (tgsi.rst).
     assert_eq!(bin("UDIV", [7, 0, 9, u32::MAX], [0, 0, 2, 1]), [u32::MAX, u32::MAX, 4, u32::MAX]);
     assert_eq!(bin("UMOD", [7, 0, 9, u32::MAX], [0, 0, 2, 10]), [u32::MAX, u32::MAX, 1, 5]);
-    // IDIV by 0: 0 (Mesa's tgsi_exec); INT_MIN / -1 wraps; truncation toward zero.
-    assert_eq!(bin("IDIV", [7, i32::MIN as u32, m(-7), m(-7)], [0, m(-1), 2, m(-2)]), [0, i32::MIN as u32, m(-3), 3]);
+    // IDIV by 0: −1 for n ≥ 0, 1 for n < 0 (docs/lowering.md); INT_MIN / -1 wraps; truncation
+    // toward zero.
+    assert_eq!(
+        bin("IDIV", [7, i32::MIN as u32, m(-7), m(-7)], [0, m(-1), 2, m(-2)]),
+        [m(-1), i32::MIN as u32, m(-3), 3]
+    );
+    assert_eq!(bin("IDIV", [m(-7), 0, 1, 2], [0, 0, 1, 1]), [1, m(-1), 1, 2]);
     // MOD by 0: 0xffffffff (Mesa); the sign follows the dividend; INT_MIN % -1 = 0.
     assert_eq!(bin("MOD", [7, i32::MIN as u32, m(-7), 7], [0, m(-1), 2, m(-2)]), [u32::MAX, 0, m(-1), 1]);
 }
@@ -250,12 +255,13 @@ fn transcendental_special_values_are_exact() {
     let r = out(&run, 0, 0);
     assert_eq!([r[0], r[2], r[3]], [NINF, 0, NEG0]);
     assert!(f32::from_bits(r[1]).is_nan(), "LG2 of a negative number is NaN");
-    // POW(x, y) = EX2(y · LG2(x)): 0^0 and (−2)^2 are NaN, 0^−1 is +∞, 0^2 is 0.
+    // POW(x, y) = EX2(y · LG2(x)) with y·LG2(x) = 0 when y = 0: 0^0 is 1, (−2)^2 is NaN, 0^−1
+    // is +∞, 0^2 is 0.
     let inputs = r#"{"IN[0]": [0, -2, 0, 0], "IN[1]": [0, 2, -1, 2]}"#;
     let body = "POW OUT[0].x, IN[0].xxxx, IN[1].xxxx\nPOW OUT[0].y, IN[0].yyyy, IN[1].yyyy\nPOW OUT[0].z, IN[0].zzzz, IN[1].zzzz\nPOW OUT[0].w, IN[0].wwww, IN[1].wwww";
     let run = run_prog("VERT", VS, body, inputs);
     let r = out(&run, 0, 0);
-    assert!(f32::from_bits(r[0]).is_nan() && f32::from_bits(r[1]).is_nan());
+    assert!(r[0] == 1f32.to_bits() && f32::from_bits(r[1]).is_nan());
     assert_eq!([r[2], r[3]], [INF, 0]);
 }
 

@@ -202,6 +202,10 @@ pub struct Flags {
     pub writes_point_size: bool,
     /// Early fragment tests forced by the shader (FS_EARLY_DEPTH_STENCIL).
     pub early_fragment_tests: bool,
+    /// FBFETCH: the shader reads the tile buffer (`LD_TILE`), so the driver must keep the
+    /// render targets' previous contents in the tile and order overlapping fragments.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reads_tile_buffer: bool,
 }
 
 impl Metadata {

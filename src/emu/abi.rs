@@ -340,6 +340,13 @@ pub fn prepare(
             preload.insert(60, [1; LANES]);
             preload.insert(61, r61);
             preload.insert(62, r62);
+            for o in meta.outputs.iter().filter(|o| o.kind == "color") {
+                let (Some(rt), Ok(reg)) = (o.rt, parse_reg(&o.register)) else {
+                    return meta_err(format!("colour output {} needs a render target and a register", o.register));
+                };
+                let colour = std::array::from_fn(|l| crate::exec::framebuffer::colour(inputs, reg, rt, l));
+                m.env.framebuffer.insert(rt, colour);
+            }
             for v in &meta.varyings {
                 if v.offset % 16 != 0 {
                     return meta_err(format!("varying {} has offset {}, not a multiple of 16", v.register, v.offset));
@@ -423,7 +430,12 @@ fn sysval(
         "base_instance" => from_sv("BASEINSTANCE", 0)?,
         "draw_id" => from_sv("DRAWID", 0)?,
         _ => {
-            if let Some(unit) = name.strip_prefix("texture_size.") {
+            if let Some(rt) = name.strip_prefix("rt_conversion.") {
+                match rt.parse::<u32>() {
+                    Ok(rt) if rt < 8 => super::fragment::RT_CONVERSION_TAG | rt,
+                    _ => return meta_err(format!("bad sysval `{name}` (render targets are 0–7)")),
+                }
+            } else if let Some(unit) = name.strip_prefix("texture_size.") {
                 let unit: u32 =
                     unit.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
                 let t = m.env.textures.get(&unit).ok_or_else(|| {

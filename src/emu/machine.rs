@@ -183,7 +183,7 @@ pub struct VaryingData {
     pub offset: u32,
     /// `flat` (must be read with `src_flat*`) or interpolated (`src_f*`).
     pub flat: bool,
-    /// 0 center, 1 centroid, 2 sample.
+    /// 0 center, 1 centroid, 2 sample (validated; the model makes them equal).
     pub location: u8,
     /// Per lane, already interpolated.
     pub values: [[u32; 4]; LANES],
@@ -205,6 +205,8 @@ pub struct Env {
     pub tls_pointer: [u64; LANES],
     /// `workgroup_local_pointer` of each lane.
     pub wls_pointer: [u64; LANES],
+    /// Render target → per lane the colour `LD_TILE` reads (`exec::framebuffer`).
+    pub framebuffer: BTreeMap<u32, [[u32; 4]; LANES]>,
 }
 
 /// What the fragment outputs did.

@@ -239,7 +239,8 @@ impl Machine {
                 ErrorKind::Unsupported,
                 format!("{name}: attribute addresses and conversion descriptors are not modelled"),
             ),
-            LD_TILE | ST_TILE => err(ErrorKind::Unsupported, format!("{name}: the tile buffer is not modelled")),
+            LD_TILE => self.ld_tile(p, pc, lane, slot),
+            ST_TILE => err(ErrorKind::Unsupported, format!("{name}: tile-buffer stores are not modelled")),
             _ => err(ErrorKind::Unsupported, format!("{name} is not modelled")),
         }
     }
@@ -455,7 +456,7 @@ impl Machine {
         let instr = p.code[pc].instr;
         let op = instr.opcode;
         let c = Ctx { m: self, p, pc, lane };
-        c.raw(0)?;
+        let src0 = c.raw(0)?;
         let offset = match op {
             LD_VAR_BUF_IMM_F32 | LD_VAR_BUF_IMM_F16 => instr.imm("index").unwrap_or(0) as u32,
             _ => c.raw(1)?,
@@ -464,9 +465,6 @@ impl Machine {
         let update = instr.modifier("update_mode").unwrap_or(0);
         let format = instr.modifier("source_format").unwrap_or(0);
         let half_regs = matches!(op, LD_VAR_BUF_IMM_F16 | LD_VAR_BUF_F16);
-        if sample == 3 {
-            return err(ErrorKind::Unsupported, "explicit-offset interpolation is not modelled");
-        }
         if format > 3 {
             return err(ErrorKind::Decode, format!("reserved source format {format}"));
         }
@@ -491,15 +489,12 @@ impl Machine {
                 ["src_flat32", "src_flat16", "src_f32", "src_f16"][usize::from(format)]
             ));
         }
-        if !flat && v.location != sample {
-            return fault(format!(
-                "the varying at offset {} is interpolated at the {} but the load uses .{}",
-                v.offset,
-                ["pixel centre", "centroid", "sample"][usize::from(v.location.min(2))],
-                ["center", "centroid", "sample", "explicit"][usize::from(sample)]
-            ));
-        }
-        let mut words: Vec<u32> = v.values[lane][first..first + n].to_vec();
+        // The varying model (docs/emulator.md §3.5): centre, centroid and samples coincide.
+        let mut words: Vec<u32> = if sample == 3 && !flat {
+            super::fragment::at_offset(&v.values, lane, src0)[first..first + n].to_vec()
+        } else {
+            v.values[lane][first..first + n].to_vec()
+        };
         if format % 2 == 1 {
             // binary16 in memory.
             for w in &mut words {

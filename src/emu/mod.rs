@@ -37,6 +37,7 @@ mod alu;
 mod error;
 mod exec;
 pub mod fp;
+mod fragment;
 pub mod image;
 mod machine;
 pub mod memory;

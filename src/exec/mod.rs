@@ -3,6 +3,7 @@
 //! procedural texture model ([`texture`]). Both executors produce [`io::Outputs`], so their
 //! results compare directly.
 
+pub mod framebuffer;
 pub mod image;
 pub mod io;
 pub mod texture;

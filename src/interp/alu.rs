@@ -220,10 +220,15 @@ pub fn lg2(a: Val) -> Val {
     approx(r, lg2_bound(x, r), e_in.unwrap_or(f64::INFINITY), false)
 }
 
-/// `x^y` defined as `exp2(y · log2(x))` (so x < 0 gives NaN and 0^0 gives NaN), with the
-/// error of the exp2/log2 chain.
+/// `x^y` defined as `exp2(y · log2(x))` with the product taken as 0 when y is ±0 or x is 1
+/// (docs/lowering.md): so `x^0 = 1` and `1^y = 1` for every x and y (∞ and NaN included),
+/// x < 0 gives NaN, `(±0)^y` is +0 for y > 0 and +∞ for y < 0; with the error of the
+/// exp2/log2 chain.
 pub fn pow(a: Val, b: Val) -> Val {
     let (x, y) = (a.float(), b.float());
+    if (y == 0.0 && b.is_exact()) || (x == 1.0 && a.is_exact()) {
+        return Val::f(1.0);
+    }
     let l = (x as f64).log2();
     let t = (y as f64) * l;
     let r = t.exp2() as f32;
@@ -277,12 +282,26 @@ pub fn cos(a: Val) -> Val {
 // Exact helpers
 
 /// `DPn`: `a.x·b.x`, then fused multiply-adds in component order.
-pub fn dot(a: &V4, b: &V4, n: usize) -> Val {
-    let mut acc = v::mul(a[0], b[0]);
-    for c in 1..n {
+/// The dot-product convention (docs/lowering.md): `fma(a.x, b.x, fma(a.y, b.y, …
+/// fma(a[n−1], b[n−1], add)))`, the last component innermost, one rounding per step; `add` is
+/// DPH's `b.w`, DP2A's `c.x`, X2D's `s0`, and −0.0 otherwise (so the innermost step is a plain
+/// rounded product).
+pub fn dot_add(a: &V4, b: &V4, n: usize, add: Val) -> Val {
+    let mut acc = add;
+    for c in (0..n).rev() {
         acc = v::fma(a[c], b[c], acc);
     }
     acc
+}
+
+pub fn dot(a: &V4, b: &V4, n: usize) -> Val {
+    dot_add(a, b, n, Val::exact(0x8000_0000))
+}
+
+/// Signed division by zero (docs/lowering.md): the unsigned rule (all ones, i.e. −1) with the
+/// quotient's sign fix, so −1 for a non-negative dividend and +1 for a negative one.
+fn idiv_by_zero(n: i64) -> i64 {
+    if n < 0 { 1 } else { -1 }
 }
 
 fn floor(x: f32) -> f32 {
@@ -455,20 +474,6 @@ fn sign_f(x: f32) -> f32 {
     }
 }
 
-/// LIT's power: `y^w` as in POW except that `w == 0` gives 1 (ARB_vertex_program: 0^0 = 1).
-fn lit_pow(y: Val, w: Val) -> Val {
-    if w.float() == 0.0 && w.is_exact() {
-        return Val::derived(1f32.to_bits(), &[y]).with_err_of(y);
-    }
-    pow(y, w)
-}
-
-impl Val {
-    fn with_err_of(self, other: Val) -> Val {
-        Val { bits: self.bits, err: if other.is_unknown() { f32::INFINITY } else { 0.0 } }
-    }
-}
-
 /// The result of `op` for one lane, or `None` when `op` is not an ALU opcode.
 pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Out> {
     use crate::tgsi::opcodes::Opcode as O;
@@ -559,8 +564,8 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Dp2 => out(rep(dot(&a, &b, 2)), f),
         O::Dp3 => out(rep(dot(&a, &b, 3)), f),
         O::Dp4 => out(rep(dot(&a, &b, 4)), f),
-        O::Dph => out(rep(v::add(dot(&a, &b, 3), b[3])), f),
-        O::Dp2a => out(rep(v::add(dot(&a, &b, 2), c[0])), f),
+        O::Dph => out(rep(dot_add(&a, &b, 3, b[3])), f),
+        O::Dp2a => out(rep(dot_add(&a, &b, 2, c[0])), f),
         O::Rcc => {
             let r = rcp(a[0]);
             let x = r.float();
@@ -569,6 +574,9 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
                 x.clamp(lo, hi)
             } else if x < 0.0 {
                 x.clamp(-hi, -lo)
+            } else if x == 0.0 {
+                // rcp(±∞) = ±0: the magnitude clamps to 2^-64, keeping the sign.
+                lo.copysign(x)
             } else {
                 x
             };
@@ -579,9 +587,10 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Dst => out([one(), v::mul(a[1], b[1]), a[2], b[3]], f),
         O::Lit => {
             let y = v::max(a[0], Val::f(0.0));
-            let clampw = |w: Val| v::monotone(w, |t| t.clamp(-128.0, 128.0));
+            // min(max(w, −128), 128) with maxNum/minNum: a NaN exponent clamps to −128.
+            let clampw = |w: Val| v::min(v::max(w, Val::f(-128.0)), Val::f(128.0));
             let (pos, robust) = v::compare(a[0], Val::f(0.0), gt);
-            let p = lit_pow(v::max(a[1], Val::f(0.0)), clampw(a[3]));
+            let p = pow(v::max(a[1], Val::f(0.0)), clampw(a[3]));
             let z = select(pos, robust, p, Val::f(0.0));
             out([one(), y, z, one()], f)
         }
@@ -624,8 +633,8 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
             out([r(0), r(1), r(2), one()], f)
         }
         O::X2d => {
-            let x = v::fma(b[1], c[1], v::fma(b[0], c[0], a[0]));
-            let y = v::fma(b[1], c[3], v::fma(b[0], c[2], a[1]));
+            let x = dot_add(&b, &c, 2, a[0]);
+            let y = dot_add(&b, &[c[2], c[3], c[2], c[3]], 2, a[1]);
             out([x, y, x, y], f)
         }
         // ---- pack / unpack
@@ -693,7 +702,11 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::ImulHi => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as i32 as i64 * q as i32 as i64) >> 32) as u32)), i),
         O::UmulHi => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as u64 * q as u64) >> 32) as u32)), i),
         O::Idiv => out(
-            map2(a, b, |x, y| int2(x, y, |p, q| if q == 0 { 0 } else { (p as i32).wrapping_div(q as i32) as u32 })),
+            map2(a, b, |x, y| {
+                int2(x, y, |p, q| {
+                    if q == 0 { idiv_by_zero(p as i32 as i64) as u32 } else { (p as i32).wrapping_div(q as i32) as u32 }
+                })
+            }),
             i,
         ),
         O::Udiv => out(map2(a, b, |x, y| int2(x, y, |p, q| p.checked_div(q).unwrap_or(!0))), i),
@@ -920,7 +933,7 @@ fn compute64(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Ou
             any,
             &|p| {
                 let (x, y) = (pair(a, p) as i64, pair(b, p) as i64);
-                if y == 0 { 0 } else { x.wrapping_div(y) as u64 }
+                if y == 0 { idiv_by_zero(x) as u64 } else { x.wrapping_div(y) as u64 }
             },
             Kind::Int,
         ),

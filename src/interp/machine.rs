@@ -706,8 +706,8 @@ impl<'p, 'a> Machine<'p, 'a> {
         match op {
             Opcode::Ddx | Opcode::Ddy | Opcode::DdxFine | Opcode::DdyFine => self.derivative(op),
             Opcode::ReadHelper => {
-                let r: Reg =
-                    std::array::from_fn(|l| [Val::exact(if self.demoted & (1 << l) != 0 { !0 } else { 0 }); 4]);
+                let helpers = self.demoted | self.uncovered();
+                let r: Reg = std::array::from_fn(|l| [Val::exact(if helpers & (1 << l) != 0 { !0 } else { 0 }); 4]);
                 self.write_all(&r, Kind::Int)
             }
             Opcode::VoteAny
@@ -721,33 +721,8 @@ impl<'p, 'a> Machine<'p, 'a> {
                 let r: Reg = [[Val::unknown(0); 4]; LANES];
                 self.write_all(&r, Kind::Int)
             }
-            Opcode::Fbfetch => {
-                // The framebuffer colour is the `OUT[i]` entry of the inputs.
-                let reg = self.inst().src[0].register;
-                let key = RegKey { file: File::Output, dimension: None, index: reg.index.value.max(0) as u32 };
-                let given = self.inputs.registers.get(&key).copied().unwrap_or_default();
-                let r: Reg = given.map(|l| l.map(Val::exact));
-                let s = &self.inst().src[0];
-                let r: Reg = r.map(|l| modify(s, Some(OperandType::F), l));
-                self.write_all(&r, Kind::Float)
-            }
-            Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset => {
-                // Inputs are already interpolated at the pixel centre, which is also the
-                // centroid and the (only) sample; another offset has no model.
-                let mut r = self.src(0)?;
-                if op == Opcode::InterpOffset {
-                    let off = self.src(1)?;
-                    for l in 0..LANES {
-                        if off[l][0].bits & 0x7fff_ffff != 0
-                            || off[l][1].bits & 0x7fff_ffff != 0
-                            || !off[l][0].is_exact()
-                        {
-                            r[l] = r[l].map(|x| Val::unknown(x.bits));
-                        }
-                    }
-                }
-                self.write_all(&r, Kind::Float)
-            }
+            Opcode::Fbfetch => self.fbfetch(),
+            Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset => self.interpolate(op),
             Opcode::SamplePos => {
                 let r: Reg = [[Val::f(0.5), Val::f(0.5), Val::unknown(0), Val::unknown(0)]; LANES];
                 self.write_all(&r, Kind::Float)
@@ -811,28 +786,48 @@ impl<'p, 'a> Machine<'p, 'a> {
         self.write_all(&r, Kind::Float)
     }
 
+    /// Lanes without a covered sample (helper invocations): those whose `SAMPLEMASK` system
+    /// value, when the shader declares one, has no bit set in its low 16 bits (the hardware's
+    /// r61; the emulator uses the same input).
+    fn uncovered(&self) -> u8 {
+        let Some(d) = self.p.declarations.iter().find(|d| {
+            d.file == File::SystemValue && d.semantic.as_ref().is_some_and(|s| s.name == SemanticName::Samplemask)
+        }) else {
+            return 0;
+        };
+        let key = RegKey { file: File::SystemValue, dimension: None, index: d.first };
+        let Some(lanes) = self.inputs.registers.get(&key) else { return 0 };
+        (0..LANES).filter(|&l| lanes[l][0] & 0xFFFF == 0).fold(0, |m, l| m | 1 << l)
+    }
+
+    /// The subgroup is the quad's active lanes (invocation = lane). VOTE_*, READ_FIRST and
+    /// READ_INVOC are component-wise; BALLOT reads `src.x` and writes the lane mask to x and z.
     fn subgroup(&mut self, op: Opcode) -> Result<(), InterpError> {
         let s = self.src(0)?;
         let active = self.exec;
         let lanes: Vec<usize> = Self::lanes(active).collect();
-        let exact = lanes.iter().all(|&l| s[l][0].is_exact());
         let mut r = [[Val::ZERO; 4]; LANES];
+        let exact_in = |c: usize| lanes.iter().all(|&l| s[l][c].is_exact());
+        let boolean =
+            |t: bool, exact: bool| Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
         match op {
-            Opcode::VoteAny | Opcode::VoteAll | Opcode::VoteEq => {
-                let t = match op {
-                    Opcode::VoteAny => lanes.iter().any(|&l| s[l][0].bits != 0),
-                    Opcode::VoteAll => lanes.iter().all(|&l| s[l][0].bits != 0),
-                    _ => lanes.iter().all(|&l| (0..4).all(|c| s[l][c].bits == s[lanes[0]][c].bits)),
-                };
-                let exact =
-                    if op == Opcode::VoteEq { lanes.iter().all(|&l| s[l].iter().all(|x| x.is_exact())) } else { exact };
-                let val = Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
-                r = [[val; 4]; LANES];
-            }
             Opcode::Ballot => {
                 let mask = lanes.iter().filter(|&&l| s[l][0].bits != 0).fold(0u32, |m, &l| m | 1 << l);
-                let lo = Val { bits: mask, err: if exact { 0.0 } else { f32::INFINITY } };
+                let lo = Val { bits: mask, err: if exact_in(0) { 0.0 } else { f32::INFINITY } };
                 r = [[lo, Val::ZERO, lo, Val::ZERO]; LANES];
+            }
+            Opcode::VoteAny | Opcode::VoteAll | Opcode::VoteEq => {
+                for c in 0..4 {
+                    let t = match op {
+                        Opcode::VoteAny => lanes.iter().any(|&l| s[l][c].bits != 0),
+                        Opcode::VoteAll => lanes.iter().all(|&l| s[l][c].bits != 0),
+                        _ => lanes.iter().all(|&l| s[l][c].bits == s[lanes[0]][c].bits),
+                    };
+                    let val = boolean(t, exact_in(c));
+                    for lane in r.iter_mut() {
+                        lane[c] = val;
+                    }
+                }
             }
             Opcode::ReadFirst => {
                 if let Some(&first) = lanes.first() {
@@ -853,6 +848,78 @@ impl<'p, 'a> Machine<'p, 'a> {
             }
         }
         self.write_all(&r, Kind::Int)
+    }
+
+    /// FBFETCH `OUT[i]`: the framebuffer colour of the output's render target (its COLOR
+    /// index) at the lane's pixel, from [`crate::exec::framebuffer`].
+    fn fbfetch(&mut self) -> Result<(), InterpError> {
+        let inst = self.inst();
+        let s = &inst.src[0];
+        let index = s.register.index.value.max(0) as u32;
+        let rt = self
+            .p
+            .declarations
+            .iter()
+            .find(|d| d.file == File::Output && (d.first..=d.last).contains(&index))
+            .and_then(|d| {
+                d.semantic.as_ref().filter(|s| s.name == SemanticName::Color).map(|s| s.index + index - d.first)
+            })
+            .ok_or_else(|| InterpError::runtime(inst.span, "FBFETCH reads an output that is not declared COLOR"))?;
+        let key = RegKey { file: File::Output, dimension: None, index };
+        let r: Reg = std::array::from_fn(|l| {
+            let raw = crate::exec::framebuffer::colour(self.inputs, key, rt, l).map(Val::exact);
+            modify(s, Some(OperandType::F), raw)
+        });
+        self.write_all(&r, Kind::Float)
+    }
+
+    /// INTERP_CENTROID, INTERP_SAMPLE, INTERP_OFFSET (docs/interpreter.md, the varying model):
+    /// the given inputs are the values at the pixel centres, which are also the centroid and
+    /// the only sample (single-sampled, fully covered). An offset `(ox, oy)` is quantised as the
+    /// hardware's 8.8 sample position `q = i16(rte(fma(o, 256, 128)))` and interpolated on the
+    /// quad's plane: `fma(dy, v2 − v0, fma(dx, v1 − v0, v))` with `d = q/256 − 0.5`. Flat inputs
+    /// are returned unchanged.
+    fn interpolate(&mut self, op: Opcode) -> Result<(), InterpError> {
+        let inst = self.inst();
+        let s = &inst.src[0];
+        if op != Opcode::InterpOffset || self.is_flat_input(&s.register) {
+            let r = self.src(0)?;
+            return self.write_all(&r, Kind::Float);
+        }
+        let off = self.src(1)?;
+        let mut raw = [[Val::ZERO; 4]; LANES];
+        for (lane, r) in raw.iter_mut().enumerate() {
+            for (c, x) in r.iter_mut().enumerate() {
+                *x = self.read_reg(&s.register, lane, c)?;
+            }
+        }
+        let mut r = [[Val::ZERO; 4]; LANES];
+        for l in 0..LANES {
+            let d = |o: Val| -> Val {
+                if !o.is_exact() {
+                    return Val::unknown(0);
+                }
+                Val::f(offset_position(o.float()) as f32 / 256.0 - 0.5)
+            };
+            let (dx, dy) = (d(off[l][0]), d(off[l][1]));
+            let out: [Val; 4] = std::array::from_fn(|c| {
+                let ddx = v::sub(raw[1][c], raw[0][c]);
+                let ddy = v::sub(raw[2][c], raw[0][c]);
+                v::fma(dy, ddy, v::fma(dx, ddx, raw[l][c]))
+            });
+            r[l] = modify(s, Some(OperandType::F), out);
+        }
+        self.write_all(&r, Kind::Float)
+    }
+
+    /// Whether `reg` is an input declared with constant (flat) interpolation.
+    fn is_flat_input(&self, reg: &Register) -> bool {
+        let index = reg.index.value.max(0) as u32;
+        self.p.declarations.iter().any(|d| {
+            d.file == File::Input
+                && (d.first..=d.last).contains(&index)
+                && d.interpolation == Some(Interpolation::Constant)
+        })
     }
 
     fn matrix(&mut self, op: Opcode) -> Result<(), InterpError> {
@@ -955,6 +1022,16 @@ impl<'p, 'a> Machine<'p, 'a> {
 }
 
 /// Applies the swizzle and the source modifiers of `s` (by operand type) to a raw register.
+/// The 8.8 fixed-point sample position (relative to the pixel's top-left corner) of an
+/// interpolation offset `o` (relative to its centre), as the compiler computes it for
+/// `LD_VAR_BUF….explicit`: `fma(o, 256, 128)` rounded to f32, converted to an integer rounding
+/// to nearest even with saturation (NaN → 0), of which the low 16 bits are a signed value.
+pub fn offset_position(o: f32) -> i16 {
+    let t = o.mul_add(256.0, 128.0).round_ties_even();
+    let q = if t.is_nan() { 0 } else { t.clamp(i32::MIN as f32, i32::MAX as f32) as i64 as i32 };
+    q as i16
+}
+
 pub fn modify(s: &SrcOperand, ty: Option<OperandType>, raw: [Val; 4]) -> [Val; 4] {
     use OperandType as T;
     let mut x: [Val; 4] = std::array::from_fn(|c| raw[s.swizzle[c].index()]);

@@ -16,7 +16,8 @@ use crate::valhall::tables::{Condition, ResultType, RoundMode};
 /// Lowers `inst` if it belongs to this family; returns whether it did.
 pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
     match opcode {
-        Opcode::Mov => componentwise(ctx, inst, |ctx, s| plain_value(ctx, s[0]), 1),
+        Opcode::Mov | Opcode::Swz => componentwise(ctx, inst, |ctx, s| plain_value(ctx, s[0]), 1),
+        Opcode::Negate => componentwise(ctx, inst, |ctx, s| plain_value(ctx, s[0].negated()), 1),
         Opcode::Add => componentwise(ctx, inst, |ctx, s| ctx.builder().fadd(s[0], s[1]), 2),
         Opcode::Sub => componentwise(ctx, inst, |ctx, s| ctx.builder().fadd(s[0], s[1].negated()), 2),
         Opcode::Mul => componentwise(ctx, inst, |ctx, s| ctx.builder().fmul(s[0], s[1]), 2),
@@ -43,6 +44,12 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
             },
             3,
         ),
+        Opcode::M4x4 => matrix(ctx, inst, 4, 4),
+        Opcode::M4x3 => matrix(ctx, inst, 3, 4),
+        Opcode::M3x4 => matrix(ctx, inst, 4, 3),
+        Opcode::M3x3 => matrix(ctx, inst, 3, 3),
+        Opcode::M3x2 => matrix(ctx, inst, 2, 3),
+        Opcode::X2d => x2d(ctx, inst),
         Opcode::Dp2 => dot(ctx, inst, 2, None),
         Opcode::Dp3 => dot(ctx, inst, 3, None),
         Opcode::Dp4 => dot(ctx, inst, 4, None),
@@ -163,21 +170,63 @@ fn constant_result(ctx: &mut Ctx, inst: &Instruction, value: f32) {
     replicate(ctx, inst, v, Kind::Float);
 }
 
-/// `DPn`: `fma(a.x, b.x, fma(a.y, b.y, … a.n·b.n))`, plus `add` at the innermost step.
+/// `DPn`: the fused chain of [`dot_chain`] over sources 0 and 1, replicated.
 fn dot(ctx: &mut Ctx, inst: &Instruction, n: usize, add: Option<Src>) {
-    let mut acc: Option<Value> = None;
-    for c in (0..n).rev() {
-        let a = fsrc(ctx, inst, 0, c);
-        let b = fsrc(ctx, inst, 1, c);
-        let addend = match (acc, add) {
-            (Some(v), _) => Src::new(v),
-            (None, Some(extra)) => extra,
-            (None, None) => Src::konst(NEG_ZERO),
-        };
-        acc = Some(ctx.builder().fma(a, b, addend));
-    }
-    let value = acc.expect("n >= 2");
+    let a: Vec<Src> = (0..n).map(|c| fsrc(ctx, inst, 0, c)).collect();
+    let b: Vec<Src> = (0..n).map(|c| fsrc(ctx, inst, 1, c)).collect();
+    let value = dot_chain(ctx, &a, &b, add);
     replicate(ctx, inst, value, Kind::Float);
+}
+
+/// The dot-product convention (docs/lowering.md): `fma(a[0], b[0], fma(a[1], b[1], …
+/// fma(a[n−1], b[n−1], add)))` — the last component innermost, `add` (−0.0 when absent) as
+/// its addend, one rounding per step. This is Mesa's order for imprecise dot products and lets
+/// DPH/DP2A take their addend for free.
+pub(super) fn dot_chain(ctx: &mut Ctx, a: &[Src], b: &[Src], add: Option<Src>) -> Value {
+    let mut acc = add.unwrap_or(Src::konst(NEG_ZERO));
+    for (x, y) in a.iter().zip(b).rev() {
+        acc = Src::new(ctx.builder().fma(*x, *y, acc));
+    }
+    match acc.operand {
+        crate::ir::Operand::Value(v) if acc.is_plain() => v,
+        _ => operand::to_value(ctx, acc),
+    }
+}
+
+/// Legacy D3D matrix products (M4X4, M4X3, M3X4, M3X3, M3X2): result channel k is the
+/// `cols`-component dot product of src0 with the register `k` after src1 (same file,
+/// dimension, address and swizzle/modifiers), for the first `rows` channels; the other
+/// channels are not written.
+fn matrix(ctx: &mut Ctx, inst: &Instruction, rows: usize, cols: usize) {
+    let mut out = [None; 4];
+    let mask = inst.dst[0].write_mask;
+    let a: Vec<Src> = (0..cols).map(|c| fsrc(ctx, inst, 0, c)).collect();
+    for k in mask.components().map(|c| c.index()).filter(|&k| k < rows) {
+        let mut row_inst = inst.clone();
+        row_inst.src[1].register.index.value += k as i32;
+        let b: Vec<Src> = (0..cols).map(|c| fsrc(ctx, &row_inst, 1, c)).collect();
+        out[k] = Some(dot_chain(ctx, &a, &b, None));
+    }
+    write(ctx, inst, 0, out, Kind::Float);
+}
+
+/// Legacy X2D: `x = s0.x + s1.x·s2.x + s1.y·s2.y`, `y = s0.y + s1.x·s2.z + s1.y·s2.w`, z = x,
+/// w = y, each a DP2A-style chain (`fma(s1.x, s2.x, fma(s1.y, s2.y, s0.x))`).
+fn x2d(ctx: &mut Ctx, inst: &Instruction) {
+    let mut out = [None; 4];
+    let mask = inst.dst[0].write_mask;
+    let mut rows: [Option<Value>; 2] = [None; 2];
+    for c in mask.components().map(|c| c.index()) {
+        let r = c % 2;
+        if rows[r].is_none() {
+            let s1 = [fsrc(ctx, inst, 1, 0), fsrc(ctx, inst, 1, 1)];
+            let s2 = [fsrc(ctx, inst, 2, 2 * r), fsrc(ctx, inst, 2, 2 * r + 1)];
+            let add = fsrc(ctx, inst, 0, r);
+            rows[r] = Some(dot_chain(ctx, &s1, &s2, Some(add)));
+        }
+        out[c] = rows[r];
+    }
+    write(ctx, inst, 0, out, Kind::Float);
 }
 
 /// Float comparisons: `.f1` (1.0/0.0) for SLT & co., `.m1` (~0/0) for FSLT & co.

@@ -22,7 +22,7 @@
 //! | UDIV by a constant | 2ᵏ: 1; ≥ 2³¹: 1; else multiply-high by a magic number ([`magic`]) | ≤ 11 |
 //! | UMOD by a constant | 2ᵏ: 1; ≥ 2³¹: 2; else the quotient, `IMUL`, `ISUB` | ≤ 13 |
 //! | IDIV, MOD by a constant | ±1 and 0: ≤ 1; else `IABS`, the unsigned sequence, sign fix | ≤ 14 / 16 |
-//! | SAD | `ISUB`, `IABS.s32`, `IADD` | 3 |
+//! | SAD | two `ISUB`, `CSEL.u32.ge`, `IADD` | 4 |
 //!
 //! The multiply-high sequence (Mesa: 4 × `U16_TO_U32`, 4 × `IMUL`, 12 shift/add/compare
 //! instructions) uses the 16-bit widening of `IMUL` and `IADD` sources instead: with
@@ -43,7 +43,13 @@
 //!
 //! 64-bit opcodes (instructions per pair): U64ADD 4, I64NEG 3, I64ABS 5, I64SSG 4, U64MUL 14,
 //! 64-bit min/max 4, U64SEQ/U64SNE and the ordered comparisons 3, shifts by a variable 8 (9 for
-//! I64SHR) and by a constant ≤ 3, U2I64 0–1, I2I64 1.
+//! I64SHR) and by a constant ≤ 3, U2I64 0–1, I2I64 1. U64DIV/U64MOD ([`udiv64`]): when both
+//! high words are zero, the 32-bit sequence (issued: about 40 instructions); otherwise a
+//! restoring division loop ([`udiv64_loop`]: 12 setup instructions, 21 per iteration,
+//! `64 − clz64(n)` iterations: about 760 issued for a 32-bit dividend, 1500 for a full one —
+//! Mesa also emits a loop); 3 for the division-by-zero select. I64DIV/I64MOD add 10 for the
+//! absolute values and 5 for the sign fix. An exact reciprocal-based 64-bit sequence would
+//! issue some 250 instructions whatever the operands, at 5× the code size.
 //!
 //! # Semantics shared with the interpreter (docs/lowering.md and these choices)
 //!
@@ -51,8 +57,9 @@
 //!   negative one (`|n| / 0 = 0xFFFFFFFF`, then the sign fix). MOD by 0: `0xFFFFFFFF`.
 //! * IDIV truncates toward zero; `INT_MIN / −1 = INT_MIN`. MOD is the truncated remainder (the
 //!   sign of the dividend, C's `%`, LLVM's `srem`); `INT_MIN % −1 = 0`.
-//! * SAD: `|s0 − s1| + s2` with the difference taken as a wrapping 32-bit signed value
-//!   (`IABS(s0 − s1)`, the opcode table's recipe), the sum wrapping.
+//! * SAD: `|s0 − s1| + s2` on unsigned operands (the opcode's operand types), i.e.
+//!   `max − min`, the sum wrapping. The opcode table's recipe (`IABS(s0 − s1)`) differs when the
+//!   difference is 2³¹ or more; the semantics win, as for XPD.
 //! * Legacy SHR is an arithmetic shift right (ISHR). ARA is rejected: TGSI never defined it.
 //! * 64-bit operands: channel pair p of a source is its swizzled channels 2p (low word) and 2p+1
 //!   (high word); `-`/`|x|` on a 64-bit integer operand are 64-bit negation/absolute value. A
@@ -61,12 +68,14 @@
 //!   mask enables (tgsi.rst writes them to x and z, or x and y); the 32-bit operand of pair p
 //!   (shift counts, F2I64 & co.) is the source's swizzled channel p (x, then y).
 //! * 64-bit shift counts are taken modulo 64.
-//! * 64-bit division and remainder are rejected (see [`reject_64bit_division`]).
+//! * 64-bit division and remainder follow the 32-bit rules: U64DIV/U64MOD by 0 all ones,
+//!   I64DIV by 0 −1 (n ≥ 0) or 1 (n < 0), I64MOD by 0 all ones; I64DIV truncates;
+//!   `INT64_MIN / −1 = INT64_MIN`, I64MOD has the dividend's sign, `INT64_MIN % −1 = 0`.
 
 use super::Ctx;
 use super::operand::{self, Kind, fsrc, isrc, write};
 use crate::ir::builder::{LANE_B00, byte0};
-use crate::ir::{Operand, Src, Value};
+use crate::ir::{Inst, InstId, InstKind, Operand, Src, Terminator, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::{Opcode, OperandType};
 use crate::valhall::tables::{Condition, ResultType, RoundMode};
@@ -126,9 +135,11 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
             componentwise(ctx, inst, opcode, 3, |ctx, s| ctx.builder().csel(false, Eq, s[0], Src::konst(0), s[2], s[1]))
         }
         Opcode::Sad => componentwise(ctx, inst, opcode, 3, |ctx, s| {
-            let d = ctx.builder().isub(s[0], s[1]);
-            let a = ctx.builder().op(V::IABS_S32, &[Src::new(d)]);
-            ctx.builder().iadd(a, s[2])
+            // Unsigned |a − b| = a ≥ b ? a − b : b − a.
+            let ab = ctx.builder().isub(s[0], s[1]);
+            let ba = ctx.builder().isub(s[1], s[0]);
+            let d = ctx.builder().csel(false, Ge, s[0], s[1], Src::new(ab), Src::new(ba));
+            ctx.builder().iadd(d, s[2])
         }),
         Opcode::Shr => super::bits::shift(ctx, inst, opcode, super::bits::Shift::Arithmetic),
         Opcode::Ara => ctx.unsupported(
@@ -157,7 +168,10 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         Opcode::I64shr => shift64_op(ctx, inst, opcode, Shift64::Arithmetic),
         Opcode::U2i64 => widen64(ctx, inst, opcode, false),
         Opcode::I2i64 => widen64(ctx, inst, opcode, true),
-        Opcode::U64div | Opcode::U64mod | Opcode::I64div | Opcode::I64mod => reject_64bit_division(ctx, opcode),
+        Opcode::U64div => pairwise(ctx, inst, opcode, |ctx, s| div64(ctx, s[0], s[1], false, false)),
+        Opcode::U64mod => pairwise(ctx, inst, opcode, |ctx, s| div64(ctx, s[0], s[1], false, true)),
+        Opcode::I64div => pairwise(ctx, inst, opcode, |ctx, s| div64(ctx, s[0], s[1], true, false)),
+        Opcode::I64mod => pairwise(ctx, inst, opcode, |ctx, s| div64(ctx, s[0], s[1], true, true)),
         _ => return false,
     }
     true
@@ -724,15 +738,186 @@ fn widen64(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode, signed: bool) {
     write(ctx, inst, 0, out, Kind::Int);
 }
 
-/// U64DIV, U64MOD, I64DIV, I64MOD are not lowered.
-fn reject_64bit_division(ctx: &mut Ctx, opcode: Opcode) {
-    ctx.unsupported(
-        opcode.name(),
-        "64-bit integer division and remainder are not lowered: Valhall has no divider, and an exact \
-         sequence needs a 64-bit reciprocal refinement or a 64-step restoring division (Mesa emits a \
-         loop); divide 32-bit values or precompute the quotient",
-    );
+// ---- 64-bit division ---------------------------------------------------------------------------
+
+/// U64DIV (`signed` false, `remainder` false), U64MOD, I64DIV, I64MOD of one pair.
+///
+/// The unsigned core is a restoring shift-subtract loop ([`udiv64_loop`]); signed operations
+/// divide the absolute values and fix the sign (the quotient negative when the signs differ,
+/// the remainder with the dividend's sign). By zero, as the 32-bit opcodes: U64DIV, U64MOD and
+/// I64MOD give all ones, I64DIV −1 for n ≥ 0 and 1 for n < 0 (the unsigned all-ones quotient
+/// through the sign fix). Constant divisors: 0 folds, unsigned powers of two are shifts/masks.
+fn div64(ctx: &mut Ctx, n: Pair, d: Pair, signed: bool, remainder: bool) -> (Value, Value) {
+    use Condition::*;
+    match d.as_const() {
+        Some(0) if signed && !remainder => {
+            let lo = ctx.builder().csel(true, Lt, n.hi, Src::konst(0), Src::konst(1), Src::konst(u32::MAX));
+            let hi = ctx.builder().csel(true, Lt, n.hi, Src::konst(0), Src::konst(0), Src::konst(u32::MAX));
+            return (lo, hi);
+        }
+        Some(0) => {
+            let ones = ctx.builder().konst(u32::MAX);
+            return (ones, ones);
+        }
+        Some(dc) if !signed && dc.is_power_of_two() => {
+            let k = dc.trailing_zeros();
+            if !remainder {
+                return shift64_const(ctx, n, k, Shift64::Logical);
+            }
+            let (ml, mh) = ((dc - 1) as u32, ((dc - 1) >> 32) as u32);
+            let lo =
+                if ml == u32::MAX { operand::to_value(ctx, n.lo) } else { ctx.builder().and(n.lo, Src::konst(ml)) };
+            let hi = if mh == 0 { ctx.builder().konst(0) } else { ctx.builder().and(n.hi, Src::konst(mh)) };
+            return (lo, hi);
+        }
+        _ => {}
+    }
+    let (un, ud) = if signed { (Pair::of(abs64(ctx, n)), Pair::of(abs64(ctx, d))) } else { (n, d) };
+    let (q, r) = udiv64(ctx, un, ud);
+    let by_zero = ctx.builder().or(d.lo, d.hi);
+    let zero_select = |ctx: &mut Ctx, v: (Value, Value)| -> (Value, Value) {
+        let ones = Src::konst(u32::MAX);
+        let lo = ctx.builder().csel(false, Eq, Src::new(by_zero), Src::konst(0), ones, Src::new(v.0));
+        let hi = ctx.builder().csel(false, Eq, Src::new(by_zero), Src::konst(0), ones, Src::new(v.1));
+        (lo, hi)
+    };
+    let sign_fix = |ctx: &mut Ctx, v: (Value, Value), negative: Src| -> (Value, Value) {
+        let (nl, nh) = neg64(ctx, Pair::of(v));
+        let lo = ctx.builder().csel(true, Lt, negative, Src::konst(0), Src::new(nl), Src::new(v.0));
+        let hi = ctx.builder().csel(true, Lt, negative, Src::konst(0), Src::new(nh), Src::new(v.1));
+        (lo, hi)
+    };
+    match (signed, remainder) {
+        (false, false) => zero_select(ctx, q),
+        (false, true) => zero_select(ctx, r),
+        (true, false) => {
+            let q = zero_select(ctx, q);
+            let signs = ctx.builder().xor(n.hi, d.hi);
+            sign_fix(ctx, q, Src::new(signs))
+        }
+        (true, true) => {
+            let r = sign_fix(ctx, r, n.hi);
+            zero_select(ctx, r)
+        }
+    }
 }
+
+/// Unsigned 64-bit `(n / d, n % d)`: when both high words are zero, the 32-bit sequence
+/// (§C.7, [`udiv_core`]); otherwise [`udiv64_loop`]. A branch picks the path (lanes of both
+/// kinds run both), and φs at the join merge the results.
+fn udiv64(ctx: &mut Ctx, n: Pair, d: Pair) -> (Pair2, Pair2) {
+    let wide = ctx.builder().or(n.hi, d.hi);
+    let pre = ctx.block;
+    let slow = ctx.new_block();
+    let fast = ctx.new_block();
+    let join = ctx.new_block();
+    ctx.shader.set_terminator(pre, Terminator::Branch { cond: wide, if_zero: true, taken: fast, fallthrough: slow });
+    ctx.switch_to(slow);
+    let (lq, lr) = udiv64_loop(ctx, n, d);
+    let slow_end = ctx.block;
+    ctx.shader.set_terminator(slow_end, Terminator::Jump(join));
+    ctx.switch_to(fast);
+    let q32 = udiv_core(ctx, n.lo, d.lo, false);
+    let r32 = udiv_core(ctx, n.lo, d.lo, true);
+    let zero = ctx.builder().konst(0);
+    ctx.shader.set_terminator(fast, Terminator::Jump(join));
+    ctx.switch_to(join);
+    let preds = ctx.shader.block(join).preds.clone();
+    let mut merge = |from_slow: Value, from_fast: Value| -> Value {
+        let args: Vec<Value> = preds.iter().map(|&p| if p == fast { from_fast } else { from_slow }).collect();
+        let list = ctx.shader.list(&args);
+        let mut phi = Inst::pseudo(InstKind::Phi);
+        phi.dests = ctx.shader.new_values(1);
+        phi.args = list;
+        let id = ctx.shader.push(join, phi);
+        ctx.shader.get(ctx.shader.inst(id).dests)[0]
+    };
+    let q = (merge(lq.0, q32), merge(lq.1, zero));
+    let r = (merge(lr.0, r32), merge(lr.1, zero));
+    (q, r)
+}
+
+/// Unsigned 64-bit `(n / d, n % d)` by restoring division, one quotient bit per iteration.
+///
+/// The dividend is first shifted left by its leading zero count k (`q = n << k`), so the loop
+/// runs `64 − k` times (0 for n = 0). Each iteration shifts the 65-bit `carry:r` and `q` left
+/// as one (the top bit of `q` enters `r`), subtracts `d` from `r` where `carry:r ≥ d`, and
+/// shifts that outcome into `q` as the new low bit. The iteration count differs per lane; the
+/// loop runs until every lane is done. 19 instructions per iteration plus the exit test; the
+/// result for d = 0 is meaningless (the callers select).
+fn udiv64_loop(ctx: &mut Ctx, n: Pair, d: Pair) -> (Pair2, Pair2) {
+    use Condition::*;
+    let (dl, dh) = (Src::new(operand::to_value(ctx, d.lo)), Src::new(operand::to_value(ctx, d.hi)));
+    // k = clz64(n): 32 + clz(lo) when the high word is zero.
+    let clz_hi = ctx.builder().op(V::CLZ_U32, &[n.hi]);
+    let clz_lo = ctx.builder().op(V::CLZ_U32, &[n.lo]);
+    let clz_lo = ctx.builder().iadd_imm(clz_lo, 32);
+    let k = ctx.builder().csel(false, Eq, n.hi, Src::konst(0), Src::new(clz_lo), Src::new(clz_hi));
+    let q0 = shift64(ctx, n, Src::new(k), Shift64::Left);
+    let count0 = ctx.builder().isub(Src::konst(64), k);
+    let zero = ctx.builder().konst(0);
+    let init = [zero, zero, q0.0, q0.1, count0];
+
+    let pre = ctx.block;
+    let header = ctx.new_block();
+    let body = ctx.new_block();
+    let exit = ctx.new_block();
+    ctx.shader.set_terminator(pre, Terminator::Jump(header));
+    ctx.switch_to(header);
+    let phis: Vec<(InstId, Value)> = (0..init.len())
+        .map(|_| {
+            let mut phi = Inst::pseudo(InstKind::Phi);
+            phi.dests = ctx.shader.new_values(1);
+            let id = ctx.shader.push(header, phi);
+            (id, ctx.shader.get(ctx.shader.inst(id).dests)[0])
+        })
+        .collect();
+    let [rl, rh, ql, qh, count] = [0, 1, 2, 3, 4].map(|i| Src::new(phis[i].1));
+    let more = ctx.builder().icmp(true, Gt, count, Src::konst(0), ResultType::M1);
+    ctx.shader.set_terminator(header, Terminator::Branch { cond: more, if_zero: true, taken: exit, fallthrough: body });
+
+    ctx.switch_to(body);
+    let top = |ctx: &mut Ctx, x: Src| Src::new(shr_const(ctx, false, x, 31));
+    let carry = top(ctx, rh);
+    let rl_top = top(ctx, rl);
+    let rh1 = shift_op(ctx, V::LSHIFT_OR_I32, false, rh, shift_const(1), rl_top);
+    let qh_top = top(ctx, qh);
+    let rl1 = shift_op(ctx, V::LSHIFT_OR_I32, false, rl, shift_const(1), qh_top);
+    let ql_top = top(ctx, ql);
+    let qh1 = shift_op(ctx, V::LSHIFT_OR_I32, false, qh, shift_const(1), ql_top);
+    // carry:r ≥ d, with the carry ORed into both word comparisons.
+    let ge_word = |ctx: &mut Ctx, a: Value, b: Src| {
+        let mut mach = Instr::new(V::ICMP_OR_U32);
+        let _ = mach.set_condition(Ge);
+        let _ = mach.set_result_type(ResultType::M1);
+        ctx.builder().alu(mach, &[Src::new(a), b, carry])
+    };
+    let ge_hi = ge_word(ctx, rh1, dh);
+    let ge_lo = ge_word(ctx, rl1, dl);
+    let ge = ctx.builder().csel(false, Eq, Src::new(rh1), dh, Src::new(ge_lo), Src::new(ge_hi));
+    let sub_lo = ctx.builder().and(dl, Src::new(ge));
+    let sub_hi = ctx.builder().and(dh, Src::new(ge));
+    let rl2 = ctx.builder().isub(rl1, sub_lo);
+    let borrow = ctx.builder().icmp(false, Lt, rl1, Src::new(sub_lo), ResultType::M1);
+    let rh2 = ctx.builder().isub(rh1, sub_hi);
+    let rh2 = ctx.builder().iadd(rh2, borrow);
+    let bit = shr_const(ctx, false, Src::new(ge), 31);
+    let ql1 = shift_op(ctx, V::LSHIFT_OR_I32, false, ql, shift_const(1), Src::new(bit));
+    let count1 = ctx.builder().iadd_imm(count, u32::MAX);
+    let next = [rl2, rh2, ql1, qh1, count1];
+    ctx.shader.set_terminator(body, Terminator::Jump(header));
+    // Header φs: (pre, body) in predecessor order.
+    for (k, &(id, _)) in phis.iter().enumerate() {
+        let list = ctx.shader.list(&[init[k], next[k]]);
+        ctx.shader.inst_mut(id).args = list;
+    }
+    ctx.switch_to(exit);
+    let v = |s: Src| s.operand.as_value().expect("a φ");
+    ((v(ql), v(qh)), (v(rl), v(rh)))
+}
+
+/// A 64-bit result: (low word, high word).
+type Pair2 = (Value, Value);
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,8 @@ use crate::tgsi::ast::{
 };
 use crate::tgsi::opcodes::Opcode;
 use crate::valhall::tables::{
-    Condition, MemoryAccess, RegisterFormat, ResultType, SampleMode, Slot, SourceFormat, UpdateMode, VectorSize,
+    Condition, MemoryAccess, RegisterFormat, ResultType, RoundMode, SampleMode, Slot, SourceFormat, UpdateMode,
+    VectorSize,
 };
 use crate::valhall::{Instr, Opcode as Op, Special};
 use std::collections::{BTreeMap, HashMap};
@@ -120,6 +121,10 @@ pub struct IoState {
     pub system_value_meta: Vec<meta::SystemValue>,
     pub textures: BTreeMap<u32, meta::TextureBinding>,
     pub ubos: std::collections::BTreeSet<u32>,
+    /// The hidden "demoted so far" variable (see [`demote_flag`]).
+    pub demoted: Option<super::ssa::Var>,
+    /// frag_w (`LD_VAR_SPECIAL` 2, in the entry block), once loaded.
+    frag_w: Option<Value>,
 }
 
 /// The declaration covering register `index` of `file`.
@@ -140,6 +145,7 @@ pub fn preload(ctx: &mut Ctx, reg: u8) -> Value {
 /// Nothing is loaded eagerly: inputs and system values are loaded into the entry block on
 /// first use, so unused declarations cost nothing.
 pub fn prologue(ctx: &mut Ctx) {
+    demote_flag(ctx);
     if ctx.stage == Stage::Fragment {
         // The coverage mask and the varying context are always preloaded on v9+.
         preload(ctx, 60);
@@ -301,9 +307,7 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
         return [zero; 4];
     };
     let semantic = decl.semantic.clone();
-    let (name, sem_index) = semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
-    // Registers of a range share the semantic with consecutive indices.
-    let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
+    let name = semantic.as_ref().map_or(SemanticName::Generic, |s| s.name);
     match name {
         SemanticName::Position => {
             ctx.io.system_value_meta.push(meta::SystemValue {
@@ -342,61 +346,98 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
         }
         _ => {}
     }
-    let fixed = fixed_slots(ctx, File::Input);
-    let Some(offset) = varying_offset(&fixed, name, sem_index) else {
+    let Some(varying) = varying(ctx, index) else {
         ctx.unsupported(&format!("a fragment input with semantic {}", name.name()), "it is not a varying");
         let zero = ctx.entry_builder().konst(0);
         return [zero; 4];
     };
+    let sample_mode = match varying.location {
+        Location::Center => SampleMode::Center,
+        Location::Centroid => SampleMode::Centroid,
+        Location::Sample => SampleMode::Sample,
+    };
+    let context = preload(ctx, 61);
+    load_varying(ctx, &varying, sample_mode, Src::new(context), true)
+}
+
+/// Where a varying input lives and how it is interpolated.
+struct VaryingInput {
+    /// Byte offset in the varying record.
+    offset: u32,
+    interpolation: Interpolation,
+    location: Location,
+}
+
+/// The varying behind `IN[index]` of a fragment shader (`None` for inputs that are not
+/// varyings: POSITION, FACE, PCOORD, undeclared ones). Records it in the metadata once.
+fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
+    let decl = declaration(ctx, File::Input, index)?.clone();
+    let (name, sem_index) = decl.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
+    // Registers of a range share the semantic with consecutive indices.
+    let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
+    if matches!(name, SemanticName::Position | SemanticName::Face | SemanticName::Pcoord) {
+        return None;
+    }
+    let fixed = fixed_slots(ctx, File::Input);
+    let offset = varying_offset(&fixed, name, sem_index)?;
     let interpolation = decl.interpolation.unwrap_or(Interpolation::Perspective);
     let location = decl.location.unwrap_or(Location::Center);
-    let context = preload(ctx, 61);
-    let flat = interpolation == Interpolation::Constant;
+    let register = format!("IN[{index}]");
+    if !ctx.io.varyings.iter().any(|v| v.register == register) {
+        ctx.io.varyings.push(meta::Varying {
+            register,
+            semantic: semantic_text(name, sem_index),
+            offset,
+            components: 4,
+            interpolation: match interpolation {
+                Interpolation::Constant => "flat",
+                Interpolation::Linear => "linear",
+                Interpolation::Perspective | Interpolation::Color => "perspective",
+            }
+            .into(),
+            location: location.name().to_ascii_lowercase(),
+        });
+    }
+    Some(VaryingInput { offset, interpolation, location })
+}
+
+/// `LD_VAR_BUF[_IMM].f32.v4` of a varying with the given sample mode and source 0 (r61, or the
+/// sample index / 8.8 position of the INTERP_* opcodes), in the entry block or at the current
+/// position. Flat varyings use `src_flat32` (their sample mode is irrelevant); linear ones are
+/// multiplied by frag_w (docs/metadata.md).
+fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: Src, in_entry: bool) -> [Value; 4] {
+    let flat = v.interpolation == Interpolation::Constant;
+    let offset = v.offset;
     let mut mach = Instr::new(if offset < 256 { Op::LD_VAR_BUF_IMM_F32 } else { Op::LD_VAR_BUF_F32 });
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set_vector_size(VectorSize::V4);
     let _ = mach.set("source_format", if flat { SourceFormat::SrcFlat32 } else { SourceFormat::SrcF32 });
-    let _ = mach.set(
-        "sample_mode",
-        match location {
-            Location::Center => SampleMode::Center,
-            Location::Centroid => SampleMode::Centroid,
-            Location::Sample => SampleMode::Sample,
-        },
-    );
+    let _ = mach.set("sample_mode", sample_mode);
     let _ = mach.set("update_mode", UpdateMode::Store);
-    let list = if offset < 256 {
+    let mut srcs = vec![src0];
+    if offset < 256 {
         let _ = mach.set_imm("index", i64::from(offset));
-        ctx.entry_builder().message(mach, &[Src::new(context)], &[], 4)
     } else {
         let off = ctx.entry_builder().konst(offset);
-        ctx.entry_builder().message(mach, &[Src::new(context), Src::new(off)], &[], 4)
+        srcs.push(Src::new(off));
+    }
+    let list = if in_entry {
+        ctx.entry_builder().message(mach, &srcs, &[], 4)
+    } else {
+        ctx.builder().message(mach, &srcs, &[], 4)
     };
     let mut values: [Value; 4] = {
         let v = ctx.shader.get(list);
         [v[0], v[1], v[2], v[3]]
     };
-    if interpolation == Interpolation::Linear {
+    if v.interpolation == Interpolation::Linear {
         // No linear interpolation in hardware: the vertex shader multiplied by clip w, the
         // loaded value is multiplied by frag_w (1 / clip w) here.
         let w = frag_w(ctx);
-        for v in &mut values {
-            *v = ctx.entry_builder().fmul(*v, w);
+        for x in &mut values {
+            *x = if in_entry { ctx.entry_builder().fmul(*x, w) } else { ctx.builder().fmul(*x, w) };
         }
     }
-    ctx.io.varyings.push(meta::Varying {
-        register: format!("IN[{index}]"),
-        semantic: semantic_text(name, sem_index),
-        offset,
-        components: 4,
-        interpolation: match interpolation {
-            Interpolation::Constant => "flat",
-            Interpolation::Linear => "linear",
-            Interpolation::Perspective | Interpolation::Color => "perspective",
-        }
-        .into(),
-        location: location.name().to_ascii_lowercase(),
-    });
     values
 }
 
@@ -426,8 +467,13 @@ fn load_var_special(ctx: &mut Ctx, index: i64, count: usize) -> crate::ir::Value
 }
 
 fn frag_w(ctx: &mut Ctx) -> Value {
+    if let Some(w) = ctx.io.frag_w {
+        return w;
+    }
     let list = load_var_special(ctx, 2, 1);
-    ctx.shader.get(list)[0]
+    let w = ctx.shader.get(list)[0];
+    ctx.io.frag_w = Some(w);
+    w
 }
 
 /// gl_FragCoord: pixel x, y (+0.5 unless the shader asks for integer centres), z, w.
@@ -469,6 +515,13 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
             "sysval"
         }
         SemanticName::Drawid if ctx.options.gpu.arch < 10 => "sysval",
+        SemanticName::SubgroupSize => "constant",
+        SemanticName::SubgroupInvocation
+        | SemanticName::SubgroupEqMask
+        | SemanticName::SubgroupGeMask
+        | SemanticName::SubgroupGtMask
+        | SemanticName::SubgroupLeMask
+        | SemanticName::SubgroupLtMask => "lane_id",
         _ => "preload",
     };
     ctx.io.system_value_meta.push(meta::SystemValue {
@@ -547,6 +600,44 @@ fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
             [face, zero, zero, zero]
         }
         (Stage::Fragment, SemanticName::Position) => frag_coord(ctx),
+        (Stage::Fragment, SemanticName::HelperInvocation) => [helper_invocation(ctx, true), zero, zero, zero],
+        // The subgroup is the quad (src/lower/subgroup.rs): invocation = lane_id & 3.
+        (_, SemanticName::SubgroupSize) => [ctx.entry_builder().konst(4), zero, zero, zero],
+        (
+            _,
+            SemanticName::SubgroupInvocation
+            | SemanticName::SubgroupEqMask
+            | SemanticName::SubgroupGeMask
+            | SemanticName::SubgroupGtMask
+            | SemanticName::SubgroupLeMask
+            | SemanticName::SubgroupLtMask,
+        ) => {
+            let lane_id = Special::named("lane_id", false).map_or(Operand::Const(0), Operand::Special);
+            let mut e = ctx.entry_builder();
+            let lane = e.copy(lane_id);
+            let inv = e.and(lane, Src::konst(3));
+            let v = match name {
+                SemanticName::SubgroupInvocation => inv,
+                SemanticName::SubgroupEqMask => e.shl(Src::konst(1), inv),
+                SemanticName::SubgroupGeMask => {
+                    let m = e.shl(Src::konst(0xF), inv);
+                    e.and(m, Src::konst(0xF))
+                }
+                SemanticName::SubgroupGtMask => {
+                    let m = e.shl(Src::konst(0xE), inv);
+                    e.and(m, Src::konst(0xF))
+                }
+                SemanticName::SubgroupLeMask => {
+                    let m = e.shl(Src::konst(2), inv);
+                    e.iadd_imm(m, u32::MAX)
+                }
+                _ => {
+                    let m = e.shl(Src::konst(1), inv);
+                    e.iadd_imm(m, u32::MAX)
+                }
+            };
+            [v, zero, zero, zero]
+        }
         _ => return None,
     })
 }
@@ -589,7 +680,15 @@ pub fn kill(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 discard(ctx, Condition::Lt, x, Src::konst(0));
             }
         }
-        _ => discard(ctx, Condition::Eq, Src::konst(0), Src::konst(0)),
+        _ => {
+            if opcode == Opcode::Demote
+                && let Some(var) = ctx.io.demoted
+            {
+                let all = ctx.builder().konst(u32::MAX);
+                ctx.ssa.write(var, all);
+            }
+            discard(ctx, Condition::Eq, Src::konst(0), Src::konst(0))
+        }
     }
 }
 
@@ -608,10 +707,184 @@ pub fn barrier(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     ctx.builder().emit(mach, &[], &[], 0);
 }
 
-/// Opcodes of this module reached through [`super::Ctx::instruction`] (none yet besides the
-/// control-flow roles handled directly).
-pub fn lower(_ctx: &mut Ctx, _inst: &Instruction, _opcode: Opcode) -> bool {
-    false
+/// Opcodes of this module reached through [`super::Ctx::instruction`]: the fragment-stage
+/// opcodes READ_HELPER, FBFETCH and INTERP_CENTROID/INTERP_SAMPLE/INTERP_OFFSET.
+pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
+    if !matches!(
+        opcode,
+        Opcode::ReadHelper | Opcode::Fbfetch | Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset
+    ) {
+        return false;
+    }
+    if ctx.stage != Stage::Fragment {
+        ctx.unsupported(inst.opcode.name(), "it exists only in fragment shaders");
+        return true;
+    }
+    match opcode {
+        Opcode::ReadHelper => {
+            let helper = helper_invocation(ctx, false);
+            let mut out = [None; 4];
+            for c in inst.dst[0].write_mask.components() {
+                out[c.index()] = Some(helper);
+            }
+            operand::write(ctx, inst, 0, out, operand::Kind::Int);
+        }
+        Opcode::Fbfetch => fbfetch(ctx, inst),
+        _ => interpolate(ctx, inst, opcode),
+    }
+    true
+}
+
+/// Whether the lane is a helper invocation (~0) or not (0): no covered sample (Mesa's
+/// `sample_mask_in == 0`, the low half of r61), or — for READ_HELPER (`current`) — demoted
+/// by a DEMOTE executed so far.
+fn helper_invocation(ctx: &mut Ctx, at_entry: bool) -> Value {
+    let r61 = preload(ctx, 61);
+    let mask = ctx.entry_builder().op(Op::U16_TO_U32, &[Src::new(r61).swizzle(0)]);
+    let uncovered = ctx.entry_builder().icmp(false, Condition::Eq, mask, Src::konst(0), ResultType::M1);
+    match ctx.io.demoted {
+        Some(var) if !at_entry => {
+            let demoted = ctx.read_var(var);
+            ctx.builder().or(uncovered, demoted)
+        }
+        _ => uncovered,
+    }
+}
+
+/// The hidden "demoted so far" flag READ_HELPER needs, created (0 in the entry block) when the
+/// program has both DEMOTE and READ_HELPER. Loops list it among the variables they may write.
+pub fn demote_flag(ctx: &mut Ctx) {
+    let has = |op: Opcode| ctx.insts.iter().any(|i| i.opcode.canonical() == op);
+    if ctx.stage == Stage::Fragment && has(Opcode::Demote) && has(Opcode::ReadHelper) {
+        let var = ctx.ssa.new_var();
+        let zero = ctx.entry_builder().konst(0);
+        ctx.ssa.write(var, zero);
+        ctx.io.demoted = Some(var);
+    }
+}
+
+/// The sysval name of a render target's conversion descriptor (`rt_conversion.R`).
+fn rt_conversion_name(rt: u32) -> &'static str {
+    const NAMES: [&str; 8] = [
+        "rt_conversion.0",
+        "rt_conversion.1",
+        "rt_conversion.2",
+        "rt_conversion.3",
+        "rt_conversion.4",
+        "rt_conversion.5",
+        "rt_conversion.6",
+        "rt_conversion.7",
+    ];
+    NAMES[rt as usize % 8]
+}
+
+/// FBFETCH `OUT[i]` of a COLOR output: `LD_TILE.v4.f32` of the current pixel of render target
+/// rt = the COLOR index (pixel indices `0xFF << 24 | rt << 8`, sample 0), the coverage r60 and
+/// the render target's conversion descriptor, a `rt_conversion.R` sysval (Mesa:
+/// `bi_emit_ld_tile`, PAN_SYSVAL_RT_CONVERSION). `flags.reads_tile_buffer` tells the driver.
+fn fbfetch(ctx: &mut Ctx, inst: &Instruction) {
+    let src = &inst.src[0];
+    let reg = src.register;
+    if reg.file != File::Output || reg.index.indirect.is_some() {
+        return ctx.unsupported("FBFETCH", "its operand must be a directly addressed OUT register");
+    }
+    let index = i64::from(reg.index.value);
+    let rt = declaration(ctx, File::Output, index).and_then(|d| {
+        d.semantic
+            .as_ref()
+            .filter(|s| s.name == SemanticName::Color)
+            .map(|s| s.index + (index - i64::from(d.first)) as u32)
+    });
+    let Some(rt) = rt else {
+        return ctx.unsupported("FBFETCH", "it only reads COLOR outputs (tgsi.rst)");
+    };
+    if rt > 7 {
+        return ctx.unsupported("FBFETCH", "Valhall has 8 render targets (COLOR[0] to COLOR[7])");
+    }
+    let Some(word) = ctx.fau.sysval(rt_conversion_name(rt), 0) else {
+        return ctx.unsupported("FBFETCH", "the push-constant table is full");
+    };
+    ctx.io.flags.reads_tile_buffer = true;
+    let coverage = preload(ctx, 60);
+    let mut mach = Instr::new(Op::LD_TILE);
+    let _ = mach.set_slot(Slot::Slot0);
+    let _ = mach.set_vector_size(VectorSize::V4);
+    let _ = mach.set_register_format(RegisterFormat::F32);
+    let indices = Src::konst(0xFF00_0000 | rt << 8);
+    let list = ctx.builder().message(mach, &[indices, Src::new(coverage), Src::new(Operand::Uniform(word))], &[], 4);
+    let colour = ctx.shader.get(list).to_vec();
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        let mut v = Src::new(colour[src.swizzle[c.index()].index()]);
+        if src.absolute {
+            v = v.absolute();
+        }
+        if src.negate {
+            v = v.negated();
+        }
+        out[c.index()] = Some(operand::to_value(ctx, v));
+    }
+    operand::write(ctx, inst, 0, out, operand::Kind::Float);
+}
+
+/// INTERP_CENTROID / INTERP_SAMPLE / INTERP_OFFSET of a varying input: `LD_VAR_BUF` with sample
+/// mode `centroid` (source 0 = r61), `sample` with the index in the high half of source 0
+/// (`MKVEC.v2i16 #0, s`), or `explicit` with the 8.8 fixed-point position relative to the
+/// pixel's top-left corner (`q = F32_TO_S32.rte(FMA o, 256, 128)`, both in one
+/// `MKVEC.v2i16`), as Mesa's `bi_varying_src0_for_barycentric` (with f32 instead of f16
+/// arithmetic). Flat inputs are read as they are.
+fn interpolate(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
+    let src = &inst.src[0];
+    let reg = src.register;
+    if reg.file != File::Input || reg.index.indirect.is_some() || reg.dimension.is_some() {
+        return ctx.unsupported(
+            inst.opcode.name(),
+            "its first operand must be a directly addressed IN register (the varying's offset is an \
+             immediate of the load)",
+        );
+    }
+    let index = i64::from(reg.index.value);
+    let Some(v) = varying(ctx, index) else {
+        return ctx.unsupported(
+            inst.opcode.name(),
+            "only varyings can be interpolated at another location (not POSITION, FACE or PCOORD inputs)",
+        );
+    };
+    let values = if v.interpolation == Interpolation::Constant {
+        input_vec4(ctx, index)
+    } else {
+        let (mode, src0) = match opcode {
+            Opcode::InterpCentroid => (SampleMode::Centroid, Src::new(preload(ctx, 61))),
+            Opcode::InterpSample => {
+                let s = operand::isrc(ctx, inst, 1, 0);
+                let s = operand::to_value(ctx, s);
+                (SampleMode::Sample, Src::new(ctx.builder().op(Op::MKVEC_V2I16, &[Src::konst(0), Src::new(s)])))
+            }
+            _ => {
+                let mut q = [None; 2];
+                for (c, slot) in q.iter_mut().enumerate() {
+                    let o = operand::fsrc(ctx, inst, 1, c);
+                    let t = ctx.builder().fma(o, Src::f32(256.0), Src::f32(128.0));
+                    *slot = Some(ctx.builder().f2i(true, t, RoundMode::Rte));
+                }
+                let [Some(x), Some(y)] = q else { return };
+                (SampleMode::Explicit, Src::new(ctx.builder().op(Op::MKVEC_V2I16, &[Src::new(x), Src::new(y)])))
+            }
+        };
+        load_varying(ctx, &v, mode, src0, false)
+    };
+    let mut out = [None; 4];
+    for c in inst.dst[0].write_mask.components() {
+        let mut s = Src::new(values[src.swizzle[c.index()].index()]);
+        if src.absolute {
+            s = s.absolute();
+        }
+        if src.negate {
+            s = s.negated();
+        }
+        out[c.index()] = Some(operand::to_value(ctx, s));
+    }
+    operand::write(ctx, inst, 0, out, operand::Kind::Float);
 }
 
 // ---- Outputs ----------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ mod io;
 mod memory;
 mod operand;
 mod ssa;
+mod subgroup;
 pub mod support;
 mod texture;
 mod transcendental;
@@ -406,8 +407,24 @@ impl<'p> Ctx<'p> {
             return self
                 .unsupported("a predicated instruction", "legacy predicates (PRED registers) are not supported");
         }
+        match opcode {
+            // NOP, and the unassigned opcode numbers (`UNKnnn`), which the opcode table defines
+            // as doing nothing (the interpreter agrees).
+            Opcode::Nop => return,
+            _ if opcode.info().status == crate::tgsi::opcodes::Status::Gap => return,
+            Opcode::Clock => {
+                return self.unsupported(
+                    "CLOCK",
+                    "Valhall reads the shader clock with LD_GCLK.u64 (primary opcode 0x44, source \
+                     `cycle_counter`), which this compiler's ISA tables (isa/valhall.isa, from the Mesa \
+                     25.0 description) do not contain, so it cannot be encoded",
+                );
+            }
+            _ => {}
+        }
         let lowered = alu::lower(self, inst, opcode)
             || int::lower(self, inst, opcode)
+            || subgroup::lower(self, inst, opcode)
             || bits::lower(self, inst, opcode)
             || convert::lower(self, inst, opcode)
             || transcendental::lower(self, inst, opcode)
@@ -420,7 +437,20 @@ impl<'p> Ctx<'p> {
                 crate::tgsi::opcodes::Status::Current | crate::tgsi::opcodes::Status::Gap => {
                     "this opcode has no Valhall lowering yet (see docs/tgsi-support.md)".to_string()
                 }
-                _ => format!("legacy opcode with no defined meaning here ({})", inst.opcode.info().recipe),
+                _ => match opcode {
+                    Opcode::Index => "INDEX (an EXT_vertex_shader array lookup) was never given semantics by any \
+                                      Mesa release, and no driver implemented it"
+                        .to_string(),
+                    Opcode::Noise1 | Opcode::Noise2 | Opcode::Noise3 | Opcode::Noise4 => {
+                        "TGSI never specified the NOISE opcodes (GLSL noise*() has no defined value) and Mesa \
+                         removed them in 7.7 without any driver implementing them"
+                            .to_string()
+                    }
+                    Opcode::Pusha | Opcode::Popa => "the NV_vertex_program3 address-register stack was never \
+                                                     specified by TGSI nor implemented by any driver"
+                        .to_string(),
+                    _ => format!("legacy opcode with no defined meaning here ({})", inst.opcode.info().recipe),
+                },
             };
             self.unsupported(name, &why);
         }
@@ -428,6 +458,8 @@ impl<'p> Ctx<'p> {
 
     fn control_flow(&mut self, pc: usize, opcode: Opcode) {
         let inst = self.insts[pc];
+        // ENDREP's canonical form is ENDLOOP, but it also counts the REP down.
+        let opcode = if inst.opcode == Opcode::Endrep { Opcode::Endrep } else { opcode };
         match opcode {
             Opcode::If | Opcode::Uif => {
                 let cond = operand::condition(self, inst, opcode == Opcode::If);
@@ -484,6 +516,11 @@ impl<'p> Ctx<'p> {
             Opcode::Emit | Opcode::Endprim => {
                 self.unsupported(inst.opcode.name(), "only geometry shaders emit vertices")
             }
+            Opcode::Bra => self.unsupported(
+                "BRA",
+                "BRA is an unstructured branch of NV programs that TGSI never implemented; the compiler needs \
+                 structured control flow (IF/UIF, BGNLOOP, SWITCH, CAL)",
+            ),
             _ => self.unsupported(inst.opcode.name(), "this control-flow form is not supported"),
         }
     }
@@ -552,6 +589,12 @@ impl<'p> Ctx<'p> {
                         vars.push(v);
                     }
                 }
+            }
+            if inst.opcode.canonical() == Opcode::Demote
+                && let Some(v) = self.io.demoted
+                && seen.insert(v)
+            {
+                vars.push(v);
             }
             for dst in &inst.dst {
                 for v in operand::dst_vars(self, dst) {
@@ -741,11 +784,12 @@ impl<'p> Ctx<'p> {
         self.end_loop();
     }
 
-    /// Legacy `REP src`: repeat the body `src.x` times (a hidden counter).
+    /// Legacy `REP src`: repeat the body `trunc(src.x)` times (a hidden counter; the count is
+    /// a float, converted like F2I).
     fn begin_rep(&mut self, pc: usize) {
         let inst = self.insts[pc];
         let count = operand::isrc(self, inst, 0, 0);
-        let count = operand::to_value(self, count);
+        let count = self.builder().f2i(true, count, crate::valhall::tables::RoundMode::Rtz);
         let counter = self.ssa.new_var();
         self.ssa.write(counter, count);
         self.rep_counters.push(counter);

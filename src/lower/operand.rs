@@ -17,7 +17,10 @@ use super::Ctx;
 use super::ssa::Var;
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Operand, Src, Value};
-use crate::tgsi::ast::{Component, DstOperand, File, Index, Instruction, Register, ResourceDecl, Saturate, SrcOperand};
+use crate::tgsi::ast::{
+    Component, DstOperand, ExtendedComponent, File, Index, Instruction, LegacySourceModifiers, Register, ResourceDecl,
+    Saturate, SrcOperand,
+};
 use crate::valhall::tables::{Clamp, Condition, ResultType};
 
 /// How a source's `-`/`|x|` and a destination's saturation apply.
@@ -35,11 +38,8 @@ pub fn component(src: &SrcOperand, c: usize) -> Component {
 /// Source `k` of `inst` for destination channel `c`, with float modifiers kept on the [`Src`].
 pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
     let src = &inst.src[k];
-    if src.legacy.is_some() {
-        ctx.unsupported(
-            "a legacy source modifier",
-            "the ≤ 7.7 source modifiers (2*(x), 1-(x), x-0.5, extended swizzles) are not supported",
-        );
+    if let Some(legacy) = &src.legacy {
+        return legacy_fsrc(ctx, src, legacy, c);
     }
     let operand = base_operand(ctx, &src.register, component(src, c));
     let mut out = Src::new(operand);
@@ -50,6 +50,40 @@ pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
         out = out.negated();
     }
     fold_const_mods(out)
+}
+
+/// A float source with the modifiers of Mesa ≤ 7.7, applied from the inside out as the
+/// interpreter does: extended swizzle (a component, 0 or 1, each optionally negated), plain
+/// negate, `1 − x`, `x − 0.5`, `2·x` (each one rounded f32 operation), `|x|`, outer negate.
+fn legacy_fsrc(ctx: &mut Ctx, src: &SrcOperand, legacy: &LegacySourceModifiers, c: usize) -> Src {
+    let (operand, ext_negate) = match legacy.extended_swizzle {
+        Some(ext) => match ext[c].source {
+            ExtendedComponent::Component(comp) => (base_operand(ctx, &src.register, comp), ext[c].negate),
+            ExtendedComponent::Zero => (Operand::Const(0), ext[c].negate),
+            ExtendedComponent::One => (Operand::Const(1.0f32.to_bits()), ext[c].negate),
+        },
+        None => (base_operand(ctx, &src.register, component(src, c)), false),
+    };
+    let mut v = Src::new(operand);
+    if ext_negate != src.negate {
+        v = v.negated();
+    }
+    if legacy.complement {
+        v = Src::new(ctx.builder().fadd(Src::f32(1.0), v.negated()));
+    }
+    if legacy.bias {
+        v = Src::new(ctx.builder().fadd(v, Src::f32(-0.5)));
+    }
+    if legacy.scale2 {
+        v = Src::new(ctx.builder().fmul(v, Src::f32(2.0)));
+    }
+    if src.absolute {
+        v = v.absolute();
+    }
+    if legacy.outer_negate {
+        v = v.negated();
+    }
+    fold_const_mods(v)
 }
 
 /// A plain source equal to `src` with its float modifiers applied.

@@ -58,10 +58,13 @@ pub fn probe_text(opcode: Opcode) -> Option<String> {
         operands.push(format!("TEMP[{k}]{mask}"));
     }
     for (k, ty) in info.src_types.iter().enumerate() {
-        operands.push(match ty {
-            OperandType::Samp => "SAMP[0]".to_string(),
-            OperandType::Sview => "SVIEW[0]".to_string(),
-            OperandType::Res => "BUFFER[0]".to_string(),
+        operands.push(match (opcode, k, ty) {
+            // FBFETCH reads a COLOR output, the INTERP_* opcodes a varying input.
+            (Opcode::Fbfetch, 0, _) => "OUT[0]".to_string(),
+            (Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset, 0, _) => "IN[0]".to_string(),
+            (_, _, OperandType::Samp) => "SAMP[0]".to_string(),
+            (_, _, OperandType::Sview) => "SVIEW[0]".to_string(),
+            (_, _, OperandType::Res) => "BUFFER[0]".to_string(),
             _ => format!("TEMP[{}]", 1 + k % 3),
         });
     }

@@ -1,0 +1,196 @@
+//! Lowering of the subgroup, fragment-model, legacy and 64-bit-division opcodes: the exact IR
+//! each TGSI snippet lowers to (`tests/lower/misc/*.txt`: `=== name`, the TGSI text, `---`,
+//! the IR; `BLESS=1 cargo test --test lower_misc` rewrites the IR parts, every expectation was
+//! reviewed by hand), the metadata they produce, and the precise rejections that remain.
+//! Values are checked by both executors in `tests/exec_misc.rs` and `tests/conventions.rs`.
+
+use pretty_assertions::assert_eq;
+use std::path::PathBuf;
+use tgsi2va::ir::text::print;
+use tgsi2va::lower::{Lowered, Options};
+
+fn lower(text: &str) -> Lowered {
+    let program = tgsi2va::tgsi::parse(text).unwrap_or_else(|d| panic!("parse: {:?}\n{text}", d.0));
+    let lowered = tgsi2va::lower::lower(&program, &Options::default())
+        .unwrap_or_else(|d| panic!("lower: {:?}\n{text}", d.0.iter().map(|d| &d.message).collect::<Vec<_>>()));
+    if let Err(errors) = tgsi2va::ir::verify::verify(&lowered.shader) {
+        panic!("invalid IR for\n{text}\n{}\n{}", errors.join("\n"), print(&lowered.shader));
+    }
+    lowered
+}
+
+/// The first diagnostic of lowering `text`: message and notes.
+fn rejection(text: &str) -> String {
+    let program = tgsi2va::tgsi::parse(text).unwrap();
+    match tgsi2va::lower::lower(&program, &Options::default()) {
+        Ok(l) => panic!("lowered:\n{}", print(&l.shader)),
+        Err(d) => format!("{} {}", d.0[0].message, d.0[0].notes.join(" ")),
+    }
+}
+
+struct Case {
+    name: String,
+    tgsi: String,
+    expected: String,
+}
+
+fn parse_cases(text: &str) -> (String, Vec<Case>) {
+    let mut header = String::new();
+    let mut cases: Vec<Case> = Vec::new();
+    let mut in_expected = false;
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("=== ") {
+            cases.push(Case { name: name.to_string(), tgsi: String::new(), expected: String::new() });
+            in_expected = false;
+        } else if line == "---" && !cases.is_empty() {
+            in_expected = true;
+        } else if let Some(case) = cases.last_mut() {
+            if line.is_empty() {
+                continue;
+            }
+            let part = if in_expected { &mut case.expected } else { &mut case.tgsi };
+            part.push_str(line);
+            part.push('\n');
+        } else {
+            header.push_str(line);
+            header.push('\n');
+        }
+    }
+    (header, cases)
+}
+
+/// Checks (or with `BLESS=1` rewrites) the expectations of one data file.
+fn expectations(file: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lower/misc").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (header, cases) = parse_cases(&text);
+    let bless = std::env::var_os("BLESS").is_some();
+    // One blank line between the header comment and the cases, however often it is blessed.
+    let mut out = format!("{}\n", header.trim_end());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let actual = print(&lower(&case.tgsi).shader);
+        if actual != case.expected {
+            failures.push((case.name.clone(), case.expected.clone(), actual.clone()));
+        }
+        out += &format!("\n=== {}\n{}---\n{}", case.name, case.tgsi, actual);
+    }
+    if bless {
+        std::fs::write(&path, out).unwrap();
+        return;
+    }
+    if let Some((name, expected, actual)) = failures.first() {
+        eprintln!("{} of {} cases differ in {file} (BLESS=1 rewrites them)", failures.len(), cases.len());
+        assert_eq!(expected, actual, "case `{name}` in {file}");
+    }
+    assert!(!cases.is_empty());
+}
+
+#[test]
+fn expected_ir_subgroup() {
+    expectations("subgroup.txt");
+}
+
+#[test]
+fn expected_ir_fragment() {
+    expectations("fragment.txt");
+}
+
+#[test]
+fn expected_ir_legacy() {
+    expectations("legacy.txt");
+}
+
+#[test]
+fn expected_ir_div64() {
+    expectations("div64.txt");
+}
+
+/// Machine instructions of a lowered compute shader (no epilogue).
+fn machine_insts(text: &str) -> usize {
+    let s = lower(text).shader;
+    (0..s.blocks.len())
+        .flat_map(|b| s.block_insts(tgsi2va::ir::Block(b as u32)).collect::<Vec<_>>())
+        .filter(|&i| s.inst(i).is_machine())
+        .count()
+}
+
+#[test]
+fn sequence_lengths() {
+    let comp = |line: &str| format!("COMP\nDCL CONST[0][0..3]\nDCL TEMP[0..1]\n  0: {line}\n  1: END\n");
+    let table = [
+        ("BALLOT TEMP[0], CONST[0][0].xxxx", 1),
+        ("VOTE_ANY TEMP[0].x, CONST[0][0].xxxx", 2),
+        ("VOTE_ALL TEMP[0].x, CONST[0][0].xxxx", 3),
+        ("VOTE_EQ TEMP[0].x, CONST[0][0].xxxx", 7),
+        ("READ_FIRST TEMP[0].x, CONST[0][0].xxxx", 4),
+        ("READ_INVOC TEMP[0].x, CONST[0][0].xxxx, CONST[0][1].xxxx", 1),
+        ("M4X4 TEMP[0], CONST[0][0], CONST[0][1]", 16),
+        ("M3X2 TEMP[0], CONST[0][0], CONST[0][1]", 6),
+        ("X2D TEMP[0], CONST[0][0], CONST[0][1], CONST[0][2]", 4),
+        ("DPH TEMP[0].x, CONST[0][0], CONST[0][1]", 3),
+        ("SAD TEMP[0].x, CONST[0][0].xxxx, CONST[0][1].xxxx, CONST[0][2].xxxx", 4),
+        // The loop path: setup 12 (with the 8-instruction variable shift), 21 in the loop (with
+        // its exit test); the 32-bit path when both high words are zero (the branch, two 32-bit
+        // division sequences); 3 for the division-by-zero select (copies of constants are not
+        // machine instructions).
+        ("U64DIV TEMP[0].xy, CONST[0][0], CONST[0][1]", 101),
+        // + 2 × IABS64 (5), the sign XOR and the 64-bit negation and selects (6).
+        ("I64DIV TEMP[0].xy, CONST[0][0], CONST[0][1]", 117),
+    ];
+    let mut wrong = Vec::new();
+    for (line, n) in table {
+        let got = machine_insts(&comp(line));
+        if got != n {
+            wrong.push(format!("{line}: {got} instructions, expected {n}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn fbfetch_metadata() {
+    let l = lower(
+        "FRAG\nDCL OUT[0], COLOR\nDCL OUT[1], COLOR[5]\nDCL TEMP[0]\n  0: FBFETCH TEMP[0], OUT[1]\n\
+           1: MOV OUT[0], TEMP[0]\n  2: MOV OUT[1], TEMP[0]\n  3: END\n",
+    );
+    assert!(l.meta.flags.reads_tile_buffer);
+    let json = l.meta.to_json();
+    assert!(json.contains("\"name\": \"rt_conversion.5\""), "{json}");
+    assert!(json.contains("\"reads_tile_buffer\": true"), "{json}");
+    // Shaders without FBFETCH keep their metadata text unchanged.
+    let plain = lower("FRAG\nDCL OUT[0], COLOR\n  0: MOV OUT[0], OUT[0]\n  1: END\n");
+    assert!(!plain.meta.to_json().contains("reads_tile_buffer"));
+}
+
+#[test]
+fn interpolated_inputs_keep_their_declared_location() {
+    let l = lower(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE, CENTROID\nDCL IN[1], GENERIC[1], PERSPECTIVE, SAMPLE\n\
+         DCL OUT[0], COLOR\n  0: ADD OUT[0], IN[0], IN[1]\n  1: END\n",
+    );
+    let ir = print(&l.shader);
+    assert!(ir.contains("src_f32.centroid.store %1, index:0x0"), "{ir}");
+    assert!(ir.contains("src_f32.sample.store %1, index:0x10"), "{ir}");
+}
+
+#[test]
+fn precise_rejections() {
+    let cases = [
+        ("COMP\nDCL TEMP[0]\n  0: CLOCK TEMP[0].xy\n  1: END\n", "LD_GCLK.u64"),
+        (
+            "FRAG\nDCL IN[0], POSITION, LINEAR\nDCL OUT[0], COLOR\n  0: INTERP_CENTROID OUT[0], IN[0]\n  1: END\n",
+            "only varyings can be interpolated",
+        ),
+        ("FRAG\nDCL OUT[0], GENERIC[0]\nDCL TEMP[0]\n  0: FBFETCH TEMP[0], OUT[0]\n  1: END\n", "COLOR outputs"),
+        ("VERT\nDCL OUT[0], POSITION\n  0: READ_HELPER OUT[0]\n  1: END\n", "only in fragment shaders"),
+        ("VERT\nDCL TEMP[0]\n  0: INDEX TEMP[0], TEMP[0], TEMP[0]\n  1: END\n", "never given semantics"),
+        ("VERT\nDCL TEMP[0]\n  0: NOISE1 TEMP[0], TEMP[0]\n  1: END\n", "NOISE opcodes"),
+        ("VERT\nDCL ADDR[0]\n  0: PUSHA ADDR[0]\n  1: END\n", "address-register stack"),
+    ];
+    for (text, why) in cases {
+        let got = rejection(text);
+        assert!(got.contains(why), "{got}\n{text}");
+        assert!(!got.contains("no Valhall lowering yet"), "{got}");
+    }
+}
