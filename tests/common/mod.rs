@@ -1,0 +1,3 @@
+//! Helpers shared by integration tests (each test crate includes this module with `mod common;`).
+
+pub mod tgsi_gen;
