@@ -66,6 +66,15 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("DP2ADD", "dot_product_order.tgsi"),
     ("POW", "pow_zero_exponent.tgsi"),
     ("POWER", "pow_zero_exponent.tgsi"),
+    ("CND0", "cnd0_nan.tgsi"),
+    ("UP2US", "up2us_constant.tgsi"),
+    ("SAD", "sad_unsigned.tgsi"),
+    ("ATOMINC_WRAP", "atominc_wrap_result.tgsi"),
+    ("PK4B", "pk4b_nan.tgsi"),
+    // Built on DP3 (same accumulation-order disagreement).
+    ("RFL", "dot_product_order.tgsi"),
+    ("NRM", "dot_product_order.tgsi"),
+    ("NRM4", "dot_product_order.tgsi"),
 ];
 
 /// 64-bit comparisons: the lowering writes pair k's result to the k-th enabled channel, the
@@ -90,6 +99,13 @@ const BUG_SAMPLE_I_OFFSETS: bool = true;
 /// 32. Until the two agree the width operand is masked to 0..=31 first
 /// (`tests/diff_cases/bitfield_wide.tgsi`).
 const BUG_BITFIELD_WIDE: bool = true;
+/// IDIV by zero: the interpreter gives 0, the lowering ±1. Until they agree the divisor is
+/// ORed with 1 (`tests/diff_cases/idiv_by_zero.tgsi`).
+const BUG_IDIV_BY_ZERO: bool = true;
+/// 64-bit shifts: the interpreter takes pair zw's count from src1.z, the lowering (tgsi.rst)
+/// from src1.y; the count is generated with a replicated swizzle until they agree
+/// (`tests/diff_cases/u64_shift_count_zw.tgsi`).
+const BUG_SHIFT64_COUNT: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -668,6 +684,19 @@ impl Renderer<'_> {
         };
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
+            if BUG_IDIV_BY_ZERO && opcode == Opcode::Idiv && k == 1 {
+                // tests/diff_cases/idiv_by_zero.tgsi
+                let t = format!("OR TEMP[{SCRATCH}], {}, IMM[{IMM_SMALL}].yyyy", self.src(s));
+                self.emit(&t);
+                text.push_str(&format!("TEMP[{SCRATCH}]"));
+                continue;
+            }
+            if BUG_SHIFT64_COUNT && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr) && k == 1 {
+                // tests/diff_cases/u64_shift_count_zw.tgsi
+                let c = COMPONENTS[usize::from(s.swizzle & 3)];
+                text.push_str(&self.src_swizzled(s, &format!("{c}{c}{c}{c}")));
+                continue;
+            }
             if BUG_BITFIELD_WIDE && width_src == Some(k) {
                 // tests/diff_cases/bitfield_wide.tgsi
                 let t = format!("AND TEMP[{SCRATCH}], {}, IMM[{IMM_MORE}].zzzz", self.src(s));
