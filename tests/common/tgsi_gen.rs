@@ -19,7 +19,8 @@
 //! * `BRK`/`CONT` appear only inside a loop or SWITCH (`CONT` only inside a loop), `ELSE` only in
 //!   an IF, `CASE`/`DEFAULT` only directly in a SWITCH (case values unique), `KILL`/`DEMOTE`
 //!   only under an IF, `BARRIER` only outside control flow;
-//! * the epilogue copies every data and array temporary to an output (VS: GENERIC varyings, FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread
+//! * the epilogue copies every data and array temporary to an output (VS: POSITION plus
+//!   GENERIC varyings, FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread
 //!   region).
 //!
 //! Exclusions of constructs that expose known bugs name the regression file in
@@ -38,8 +39,10 @@ pub const DATA: u32 = 4;
 pub const ARRAY: u32 = DATA;
 /// Scratch temporary for address, selector and memory address computations.
 pub const SCRATCH: u32 = DATA + 4;
+/// Four temporaries holding NaN-sanitised copies of integer operands (see `BUG_NAN_SIGN`).
+pub const SANITISED: u32 = SCRATCH + 1;
 /// First loop counter (`.x` iteration count, `.y` exit condition).
-pub const COUNTER: u32 = SCRATCH + 1;
+pub const COUNTER: u32 = SANITISED + 4;
 /// Nesting limit of IF/loop/SWITCH constructs.
 pub const MAX_DEPTH: usize = 4;
 /// Nesting limit of loops.
@@ -70,6 +73,7 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("SAD", "sad_unsigned.tgsi"),
     ("ATOMINC_WRAP", "atominc_wrap_result.tgsi"),
     ("PK4B", "pk4b_nan.tgsi"),
+    ("LIT", "lit_denormal_exponent.tgsi"),
     // Built on DP3 (same accumulation-order disagreement).
     ("RFL", "dot_product_order.tgsi"),
     ("NRM", "dot_product_order.tgsi"),
@@ -105,10 +109,14 @@ const BUG_IDIV_BY_ZERO: bool = true;
 /// from src1.y; the count is generated with a replicated swizzle until they agree
 /// (`tests/diff_cases/u64_shift_count_zw.tgsi`).
 const BUG_SHIFT64_COUNT: bool = true;
-/// Vertex shaders: a computed POSITION can differ between the position and varying variants
-/// (`tests/diff_cases/vs_position_variant_udiv.tgsi`); until that is understood the position is
-/// `IN[0]` and every temporary is compared through a GENERIC varying.
-const BUG_VS_POSITION_VARIANT: bool = true;
+/// NaN bits: the interpreter's NaNs from invalid operations are 0xffc00000 and exact, the
+/// emulator's 0x7fc00000. Until integer consumers of NaN bits are unconstrained, every integer
+/// operand read from a temporary goes through a sanitiser that replaces NaN by 0
+/// (`tests/diff_cases/nan_sign_into_integer.tgsi`).
+const BUG_NAN_SIGN: bool = true;
+/// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
+/// (`tests/diff_cases/txq_1d_array.tgsi`).
+const BUG_TXQ_1D_ARRAY: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -559,16 +567,20 @@ impl Renderer<'_> {
         (0..4).map(|k| COMPONENTS[usize::from((bits >> (2 * k)) & 3)]).collect()
     }
 
-    /// Register text for a source, with its file's indexing rules.
-    fn register(&self, s: &SrcD) -> String {
-        let stage = self.stage();
-        // File choices (index 0 is the most common after shrinking).
-        let files: &[&str] = match stage {
+    /// The register file a source descriptor names (index 0 is the most common after shrinking).
+    fn file_name(&self, s: &SrcD) -> &'static str {
+        let files: &[&'static str] = match self.stage() {
             Stage::Vert => &["TEMP", "IMM", "IN", "CONST", "CONST1", "ARRAY", "SV", "COUNTER"],
             Stage::Frag => &["TEMP", "IMM", "IN", "CONST", "CONST1", "ARRAY", "COUNTER"],
             Stage::Comp => &["TEMP", "IMM", "SV", "CONST", "CONST1", "ARRAY", "COUNTER"],
         };
-        let file = files[usize::from(s.file) % files.len()];
+        files[usize::from(s.file) % files.len()]
+    }
+
+    /// Register text for a source, with its file's indexing rules.
+    fn register(&self, s: &SrcD) -> String {
+        let stage = self.stage();
+        let file = self.file_name(s);
         let ind = if s.indirect == 0 {
             None
         } else {
@@ -602,6 +614,32 @@ impl Renderer<'_> {
             "COUNTER" => format!("TEMP[{}]", COUNTER + i % MAX_LOOPS as u32),
             _ => unreachable!(),
         }
+    }
+
+    /// A source read as integers. Temporaries may hold NaNs whose bits the two executors choose
+    /// differently (tests/diff_cases/nan_sign_into_integer.tgsi): they are first copied to
+    /// `TEMP[SANITISED + slot]` with NaN replaced by 0.
+    fn int_src(&mut self, s: &SrcD, slot: u32) -> String {
+        self.int_src_swizzled(s, &Self::swizzle(s.swizzle), slot)
+    }
+
+    fn int_src_swizzled(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
+        let temp_file = matches!(self.file_name(s), "TEMP" | "ARRAY");
+        if !(BUG_NAN_SIGN && temp_file) {
+            return self.src_swizzled(s, swizzle);
+        }
+        let reg = self.register(s);
+        let z = SANITISED + slot % 4;
+        self.emit(&format!("FSNE TEMP[{z}], {reg}, {reg}"));
+        self.emit(&format!("UCMP TEMP[{z}], TEMP[{z}], IMM[{IMM_SMALL}].xxxx, {reg}"));
+        let mut text = format!("TEMP[{z}].{swizzle}");
+        if s.abs {
+            text = format!("|{text}|");
+        }
+        if s.neg {
+            text = format!("-{text}");
+        }
+        text
     }
 
     fn src(&self, s: &SrcD) -> String {
@@ -687,34 +725,35 @@ impl Renderer<'_> {
         };
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
-            if BUG_IDIV_BY_ZERO && opcode == Opcode::Idiv && k == 1 {
-                // tests/diff_cases/idiv_by_zero.tgsi
-                let t = format!("OR TEMP[{SCRATCH}], {}, IMM[{IMM_SMALL}].yyyy", self.src(s));
-                self.emit(&t);
-                text.push_str(&format!("TEMP[{SCRATCH}]"));
-                continue;
-            }
-            if BUG_SHIFT64_COUNT && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr) && k == 1 {
-                // tests/diff_cases/u64_shift_count_zw.tgsi
-                let c = COMPONENTS[usize::from(s.swizzle & 3)];
-                text.push_str(&self.src_swizzled(s, &format!("{c}{c}{c}{c}")));
-                continue;
-            }
-            if BUG_BITFIELD_WIDE && width_src == Some(k) {
-                // tests/diff_cases/bitfield_wide.tgsi
-                let t = format!("AND TEMP[{SCRATCH}], {}, IMM[{IMM_MORE}].zzzz", self.src(s));
-                self.emit(&t);
-                text.push_str(&format!("TEMP[{SCRATCH}]"));
-                continue;
-            }
-            if matches!(ty, OperandType::I64 | OperandType::U64 | OperandType::D) {
+            let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64);
+            let mut operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
                 // 64-bit operands are read as xy / zw pairs.
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
-                text.push_str(&self.src_swizzled(s, &swizzle));
+                self.int_src_swizzled(s, &swizzle, k as u32)
+            } else if BUG_SHIFT64_COUNT
+                && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr)
+                && k == 1
+            {
+                // tests/diff_cases/u64_shift_count_zw.tgsi
+                let c = COMPONENTS[usize::from(s.swizzle & 3)];
+                self.int_src_swizzled(s, &format!("{c}{c}{c}{c}"), k as u32)
+            } else if int {
+                self.int_src(s, k as u32)
             } else {
-                text.push_str(&self.src(s));
+                self.src(s)
+            };
+            if BUG_IDIV_BY_ZERO && opcode == Opcode::Idiv && k == 1 {
+                // tests/diff_cases/idiv_by_zero.tgsi
+                self.emit(&format!("OR TEMP[{SCRATCH}], {operand}, IMM[{IMM_SMALL}].yyyy"));
+                operand = format!("TEMP[{SCRATCH}]");
             }
+            if BUG_BITFIELD_WIDE && width_src == Some(k) {
+                // tests/diff_cases/bitfield_wide.tgsi
+                self.emit(&format!("AND TEMP[{SCRATCH}], {operand}, IMM[{IMM_MORE}].zzzz"));
+                operand = format!("TEMP[{SCRATCH}]");
+            }
+            text.push_str(&operand);
         }
         self.emit(&text);
     }
@@ -722,7 +761,8 @@ impl Renderer<'_> {
     /// `TEMP[SCRATCH].x = src.x & IMM[mask]`.
     fn masked_scratch(&mut self, src: &SrcD, mask_comp: char) {
         let s = SrcD { neg: false, abs: false, ..*src };
-        let text = format!("AND TEMP[{SCRATCH}].x, {}, IMM[{IMM_MASKS}].{mask_comp}{mask_comp}{mask_comp}{mask_comp}", self.src(&s));
+        let a = self.int_src(&s, 0);
+        let text = format!("AND TEMP[{SCRATCH}].x, {a}, IMM[{IMM_MASKS}].{mask_comp}{mask_comp}{mask_comp}{mask_comp}");
         self.emit(&text);
     }
 
@@ -730,8 +770,8 @@ impl Renderer<'_> {
         let a = format!("ADDR[{}].{}", reg % 2, COMPONENTS[usize::from(comp % 4)]);
         let x = format!("TEMP[{SCRATCH}].xxxx");
         if kind % 3 == 0 {
-            let s = format!("AND TEMP[{SCRATCH}].x, {}, IMM[{IMM_SMALL}].wwww", self.src(src));
-            self.emit(&s);
+            let v = self.int_src(src, 0);
+            self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].wwww"));
             self.emit(&format!("UARL {a}, {x}"));
         } else {
             let s = format!("MAX TEMP[{SCRATCH}].x, {}, IMM[{IMM_FLOAT}].xxxx", self.src(src));
@@ -756,6 +796,10 @@ impl Renderer<'_> {
         }
         let u = units[usize::from(unit) % units.len()];
         let unit = &UNITS[u];
+        if BUG_TXQ_1D_ARRAY && matches!(f.kind, TexKind::Query | TexKind::SviewInfo) && unit.sview == "1D_ARRAY" {
+            // tests/diff_cases/txq_1d_array.tgsi
+            return;
+        }
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
         // tests/diff_cases/sample_i_offsets.tgsi
@@ -767,21 +811,30 @@ impl Renderer<'_> {
             String::new()
         };
         let text = match f.kind {
-            TexKind::Classic => format!("{d}, {}, SAMP[{u}], {}{offsets}", self.src(coord), unit.target),
+            TexKind::Classic => {
+                let c = if matches!(f.name, "TXF" | "TXF_LZ") { self.int_src(coord, 0) } else { self.src(coord) };
+                format!("{d}, {c}, SAMP[{u}], {}{offsets}", unit.target)
+            }
             TexKind::Two => format!("{d}, {}, {}, SAMP[{u}], {}", self.src(coord), self.src(extra), unit.target),
-            TexKind::Query => format!("{d}, {}, SAMP[{u}], {}", self.src(extra), unit.target),
+            TexKind::Query => {
+                let lod = self.int_src(extra, 0);
+                format!("{d}, {lod}, SAMP[{u}], {}", unit.target)
+            }
             TexKind::Sample { extra: false } => {
                 format!("{d}, {}, SVIEW[{u}], SAMP[{}]{offsets}", self.src(coord), samp % 3)
             }
             TexKind::Sample { extra: true } => {
                 format!("{d}, {}, SVIEW[{u}], SAMP[{}], {}{offsets}", self.src(coord), samp % 3, self.src(extra))
             }
-            TexKind::SampleI => format!("{d}, {}, SVIEW[{u}]{offsets}", self.src(coord)),
+            TexKind::SampleI => {
+                let c = self.int_src(coord, 0);
+                format!("{d}, {c}, SVIEW[{u}]{offsets}")
+            }
             TexKind::SviewInfo if BUG_SVIEWINFO_LEVEL => {
                 // tests/diff_cases/sviewinfo_level_out_of_range.tgsi
                 let level = SrcD { neg: false, abs: false, ..*extra };
-                let t = format!("AND TEMP[{SCRATCH}].x, {}, IMM[{IMM_SMALL}].wwww", self.src(&level));
-                self.emit(&t);
+                let v = self.int_src(&level, 0);
+                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].wwww"));
                 format!("{d}, TEMP[{SCRATCH}].xxxx, SVIEW[{u}]")
             }
             TexKind::SviewInfo => format!("{d}, {}, SVIEW[{u}]", self.src(extra)),
@@ -816,14 +869,16 @@ impl Renderer<'_> {
             // Atomics on a small shared window of BUFFER[3].
             3 | 4 => {
                 let s = SrcD { neg: false, abs: false, ..*addr };
-                let t = format!("AND TEMP[{SCRATCH}].x, {}, IMM[{IMM_MORE}].yyyy", self.src(&s));
-                self.emit(&t);
+                let v = self.int_src(&s, 0);
+                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_MORE}].yyyy"));
                 let op = ATOMICS[usize::from(kind / 6) % ATOMICS.len()];
                 if EXCLUDED.iter().any(|(n, _)| *n == op) {
                     return;
                 }
-                let extra = if op == "ATOMCAS" { format!(", {}", self.src(value2)) } else { String::new() };
-                self.emit(&format!("{op}{d}, BUFFER[3], {x}, {}{extra}", self.src(value)));
+                let float = op == "ATOMFADD";
+                let v = if float { self.src(value) } else { self.int_src(value, 1) };
+                let extra = if op == "ATOMCAS" { format!(", {}", self.int_src(value2, 2)) } else { String::new() };
+                self.emit(&format!("{op}{d}, BUFFER[3], {x}, {v}{extra}"));
             }
             // tests/diff_cases/resq_buffer.tgsi: RESQ is left out until the emulator models it.
             _ if BUG_RESQ_BUFFER => {}
@@ -896,8 +951,8 @@ impl Renderer<'_> {
                     return;
                 }
                 let s = SrcD { neg: false, abs: false, ..*sel };
-                let t = format!("AND TEMP[{SCRATCH}].x, {}, IMM[{IMM_SMALL}].wwww", self.src(&s));
-                self.emit(&t);
+                let v = self.int_src(&s, 0);
+                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].wwww"));
                 self.emit(&format!("SWITCH TEMP[{SCRATCH}].xxxx"));
                 self.stack.push(Open::Switch { cases: 0, default: false });
                 self.case(*first);
@@ -1108,12 +1163,7 @@ pub fn render(case: &Case) -> String {
     // Epilogue: every data and array temporary reaches an output.
     match stage {
         Stage::Vert => {
-            if BUG_VS_POSITION_VARIANT {
-                // tests/diff_cases/vs_position_variant_udiv.tgsi
-                r.emit("MOV OUT[0], IN[0]");
-            } else {
-                r.emit("MOV OUT[0], TEMP[0]");
-            }
+            r.emit("MOV OUT[0], TEMP[0]");
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{}], TEMP[{k}]", k + 1));
             }
