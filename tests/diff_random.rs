@@ -3,7 +3,7 @@
 //! on them (`tgsi2va::verify`) over several input seeds. Also runs the regression corpus
 //! `tests/diff_cases/*.tgsi` (minimised programs that once failed).
 //!
-//! `PROPTEST_CASES=N` sets the number of programs per stage (default 48); a failure prints the
+//! `PROPTEST_CASES=N` sets the number of programs per stage (default 200); a failure prints the
 //! minimised program text and the first mismatches, and proptest records its seed in
 //! `tests/diff_random.proptest-regressions` so the next run tries it first.
 
@@ -37,7 +37,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
 }
 
 fn config() -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     ProptestConfig { cases, max_shrink_iters: 2000, ..ProptestConfig::default() }
 }
 
