@@ -49,7 +49,9 @@ fn asm_corpus() -> &'static [String] {
             let text = std::fs::read_to_string(root().join("tests/isa").join(name)).expect("ISA vectors");
             for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
                 // Vector lines start with eight hex bytes (24 characters, then spaces).
-                let is_vector = line.len() > 27 && line.as_bytes()[2] == b' ' && line[..23].bytes().all(|b| b == b' ' || b.is_ascii_hexdigit());
+                let is_vector = line.len() > 27
+                    && line.as_bytes()[2] == b' '
+                    && line[..23].bytes().all(|b| b == b' ' || b.is_ascii_hexdigit());
                 lines.push(if is_vector { line[23..].trim().to_string() } else { line.to_string() });
             }
         }

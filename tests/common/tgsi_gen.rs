@@ -19,8 +19,7 @@
 //! * `BRK`/`CONT` appear only inside a loop or SWITCH (`CONT` only inside a loop), `ELSE` only in
 //!   an IF, `CASE`/`DEFAULT` only directly in a SWITCH (case values unique), `KILL`/`DEMOTE`
 //!   only under an IF, `BARRIER` only outside control flow;
-//! * the epilogue copies every data and array temporary to an output (VS: POSITION plus
-//!   GENERIC varyings, FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread
+//! * the epilogue copies every data and array temporary to an output (VS: GENERIC varyings, FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread
 //!   region).
 //!
 //! Exclusions of constructs that expose known bugs name the regression file in
@@ -74,6 +73,7 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("ATOMINC_WRAP", "atominc_wrap_result.tgsi"),
     ("PK4B", "pk4b_nan.tgsi"),
     ("LIT", "lit_denormal_exponent.tgsi"),
+    ("RCC", "rcc_infinity.tgsi"),
     // Built on DP3 (same accumulation-order disagreement).
     ("RFL", "dot_product_order.tgsi"),
     ("NRM", "dot_product_order.tgsi"),
@@ -89,8 +89,8 @@ const BUG_U64_COMPARE_MASK: bool = true;
 /// (`tests/diff_cases/txb_bias_outside_fs.tgsi`).
 const BUG_TXB_BIAS_OUTSIDE_FS: bool = true;
 /// SVIEWINFO of a level outside the view: the lowering returns sizes of 1, tgsi.rst and the
-/// interpreter 0. Until fixed, the level is masked to 0..=3 (every generated view has at least
-/// five levels) (`tests/diff_cases/sviewinfo_level_out_of_range.tgsi`).
+/// interpreter 0. Until fixed, the level is masked to 0..=3 (every generated view but RECT has
+/// at least five levels; RECT gets level 0) (`tests/diff_cases/sviewinfo_level_out_of_range.tgsi`).
 const BUG_SVIEWINFO_LEVEL: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
@@ -117,6 +117,14 @@ const BUG_NAN_SIGN: bool = true;
 /// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
 /// (`tests/diff_cases/txq_1d_array.tgsi`).
 const BUG_TXQ_1D_ARRAY: bool = true;
+/// Implicit-LOD cube sampling along a zero direction: documented divergence the interpreter
+/// does not mark unconstrained. Until it does, such coordinates go through `max(|c|, 0.5)`
+/// (`tests/diff_cases/cube_zero_direction_lod.tgsi`).
+const BUG_CUBE_ZERO_DIRECTION: bool = true;
+/// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
+/// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
+/// and every temporary is compared through a GENERIC varying.
+const BUG_VS_POSITION_ACCURACY: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -163,29 +171,69 @@ pub struct DstD {
 #[derive(Clone, Debug)]
 pub enum Item {
     /// An ALU opcode of [`alu_opcodes`] (index reduced modulo the list).
-    Alu { op: u16, dst: DstD, src: [SrcD; 4] },
+    Alu {
+        op: u16,
+        dst: DstD,
+        src: [SrcD; 4],
+    },
     /// Loads `ADDR[reg].comp` with a value in 0..=3 through UARL (masked), ARL or ARR (clamped).
-    SetAddr { reg: u8, comp: u8, kind: u8, src: SrcD },
+    SetAddr {
+        reg: u8,
+        comp: u8,
+        kind: u8,
+        src: SrcD,
+    },
     /// A texture instruction of [`TEX_FORMS`] on a unit that supports it.
-    Tex { form: u8, unit: u8, samp: u8, dst: DstD, coord: SrcD, extra: SrcD, offset: u8 },
+    Tex {
+        form: u8,
+        unit: u8,
+        samp: u8,
+        dst: DstD,
+        coord: SrcD,
+        extra: SrcD,
+        offset: u8,
+    },
     /// Compute shaders: a buffer load, store or atomic (kind reduced modulo the forms).
-    Mem { kind: u8, dst: DstD, addr: SrcD, value: SrcD, value2: SrcD },
+    Mem {
+        kind: u8,
+        dst: DstD,
+        addr: SrcD,
+        value: SrcD,
+        value2: SrcD,
+    },
     /// Fragment shaders: KILL_IF of a source, or (under an IF) KILL / DEMOTE.
-    Kill { kind: u8, src: SrcD },
-    If { unsigned: bool, cond: SrcD },
+    Kill {
+        kind: u8,
+        src: SrcD,
+    },
+    If {
+        unsigned: bool,
+        cond: SrcD,
+    },
     Else,
     /// Closes the innermost open construct.
     End,
     /// A counted loop of `count % 4` iterations.
-    Loop { count: u8 },
+    Loop {
+        count: u8,
+    },
     /// SWITCH on `sel & 3`, with a first CASE.
-    Switch { sel: SrcD, first: u8 },
-    Case { value: u8 },
+    Switch {
+        sel: SrcD,
+        first: u8,
+    },
+    Case {
+        value: u8,
+    },
     Default,
     /// BRK, conditional (UIF) when `cond` is given.
-    Break { cond: Option<SrcD> },
+    Break {
+        cond: Option<SrcD>,
+    },
     /// CONT under a UIF.
-    Continue { cond: SrcD },
+    Continue {
+        cond: SrcD,
+    },
     /// Compute shaders: BARRIER (outside control flow), else MEMBAR.
     Barrier,
 }
@@ -330,7 +378,16 @@ struct Unit {
 }
 
 const UNITS: &[Unit] = &[
-    Unit { sview: "2D", ret: "FLOAT", target: "2D", coords: 2, shadow: false, cube: false, array: false, offsets: true },
+    Unit {
+        sview: "2D",
+        ret: "FLOAT",
+        target: "2D",
+        coords: 2,
+        shadow: false,
+        cube: false,
+        array: false,
+        offsets: true,
+    },
     Unit {
         sview: "2D_ARRAY",
         ret: "FLOAT",
@@ -341,9 +398,36 @@ const UNITS: &[Unit] = &[
         array: true,
         offsets: true,
     },
-    Unit { sview: "CUBE", ret: "FLOAT", target: "CUBE", coords: 3, shadow: false, cube: true, array: false, offsets: false },
-    Unit { sview: "3D", ret: "FLOAT", target: "3D", coords: 3, shadow: false, cube: false, array: false, offsets: true },
-    Unit { sview: "1D", ret: "FLOAT", target: "1D", coords: 1, shadow: false, cube: false, array: false, offsets: true },
+    Unit {
+        sview: "CUBE",
+        ret: "FLOAT",
+        target: "CUBE",
+        coords: 3,
+        shadow: false,
+        cube: true,
+        array: false,
+        offsets: false,
+    },
+    Unit {
+        sview: "3D",
+        ret: "FLOAT",
+        target: "3D",
+        coords: 3,
+        shadow: false,
+        cube: false,
+        array: false,
+        offsets: true,
+    },
+    Unit {
+        sview: "1D",
+        ret: "FLOAT",
+        target: "1D",
+        coords: 1,
+        shadow: false,
+        cube: false,
+        array: false,
+        offsets: true,
+    },
     Unit {
         sview: "SHADOW2D",
         ret: "FLOAT",
@@ -355,7 +439,16 @@ const UNITS: &[Unit] = &[
         offsets: true,
     },
     Unit { sview: "2D", ret: "UINT", target: "2D", coords: 2, shadow: false, cube: false, array: false, offsets: true },
-    Unit { sview: "RECT", ret: "FLOAT", target: "RECT", coords: 2, shadow: false, cube: false, array: false, offsets: true },
+    Unit {
+        sview: "RECT",
+        ret: "FLOAT",
+        target: "RECT",
+        coords: 2,
+        shadow: false,
+        cube: false,
+        array: false,
+        offsets: true,
+    },
     Unit {
         sview: "1D_ARRAY",
         ret: "FLOAT",
@@ -392,9 +485,24 @@ fn not_cube_array(u: &Unit) -> bool {
 }
 
 const TEX_FORMS: &[TexForm] = &[
-    TexForm { name: "TEX", kind: TexKind::Classic, ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 3), offsets: true },
-    TexForm { name: "TXL", kind: TexKind::Classic, ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 2), offsets: true },
-    TexForm { name: "TXB", kind: TexKind::Classic, ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 2), offsets: true },
+    TexForm {
+        name: "TEX",
+        kind: TexKind::Classic,
+        ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 3),
+        offsets: true,
+    },
+    TexForm {
+        name: "TXL",
+        kind: TexKind::Classic,
+        ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 2),
+        offsets: true,
+    },
+    TexForm {
+        name: "TXB",
+        kind: TexKind::Classic,
+        ok: |u| not_cube_array(u) && !(u.shadow && u.coords > 2),
+        offsets: true,
+    },
     TexForm { name: "TEX_LZ", kind: TexKind::Classic, ok: not_cube_array, offsets: true },
     TexForm { name: "TXP", kind: TexKind::Classic, ok: |u| !u.cube && !u.array, offsets: true },
     TexForm { name: "TXF", kind: TexKind::Classic, ok: |u| !u.cube && !u.shadow, offsets: true },
@@ -449,8 +557,12 @@ fn dst_strategy() -> impl Strategy<Value = DstD> {
 fn item_strategy(stage: Stage) -> BoxedStrategy<Item> {
     let alu = (any::<u16>(), dst_strategy(), [src_strategy(), src_strategy(), src_strategy(), src_strategy()])
         .prop_map(|(op, dst, src)| Item::Alu { op, dst, src });
-    let set_addr = (0u8..2, 0u8..4, 0u8..3, src_strategy())
-        .prop_map(|(reg, comp, kind, src)| Item::SetAddr { reg, comp, kind, src });
+    let set_addr = (0u8..2, 0u8..4, 0u8..3, src_strategy()).prop_map(|(reg, comp, kind, src)| Item::SetAddr {
+        reg,
+        comp,
+        kind,
+        src,
+    });
     let tex = (any::<u8>(), any::<u8>(), 0u8..3, dst_strategy(), src_strategy(), src_strategy(), 0u8..4).prop_map(
         |(form, unit, samp, dst, coord, extra, offset)| Item::Tex { form, unit, samp, dst, coord, extra, offset },
     );
@@ -485,13 +597,13 @@ fn item_strategy(stage: Stage) -> BoxedStrategy<Item> {
         (2, cont.boxed()),
         (1, Just(Item::Barrier).boxed()),
     ];
-    prop::strategy::Union::new_weighted(options.into_iter().filter(|(w, _)| *w > 0).collect::<Vec<_>>())
-    .boxed()
+    prop::strategy::Union::new_weighted(options.into_iter().filter(|(w, _)| *w > 0).collect::<Vec<_>>()).boxed()
 }
 
 fn params_strategy() -> impl Strategy<Value = Params> {
     let imm = (0u8..3, [any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()]);
-    ([imm.clone(), imm.clone(), imm.clone(), imm], [0u8..3, 0u8..3, 0u8..3]).prop_map(|(imms, interp)| Params { imms, interp })
+    ([imm.clone(), imm.clone(), imm.clone(), imm], [0u8..3, 0u8..3, 0u8..3])
+        .prop_map(|(imms, interp)| Params { imms, interp })
 }
 
 /// Cases of `stage` with up to `max_items` items.
@@ -598,10 +710,7 @@ impl Renderer<'_> {
                 Some(a) => format!("IMM[{a}+{}]", i % (IMMS - 3)),
                 None => format!("IMM[{}]", i % IMMS),
             },
-            "IN" => {
-                let n = if stage == Stage::Frag { 4 } else { 4 };
-                format!("IN[{}]", i % n)
-            }
+            "IN" => format!("IN[{}]", i % 4),
             "SV" => {
                 let n = if stage == Stage::Comp { 4 } else { 2 };
                 format!("SV[{}]", i % n)
@@ -687,11 +796,7 @@ impl Renderer<'_> {
     }
 
     fn dst(&self, d: &DstD, pairs: bool, float: bool) -> String {
-        let mask = if pairs {
-            [".xy", ".zw", ""][usize::from(d.mask) % 3].to_string()
-        } else {
-            Self::mask(d.mask)
-        };
+        let mask = if pairs { [".xy", ".zw", ""][usize::from(d.mask) % 3].to_string() } else { Self::mask(d.mask) };
         self.dst_with_mask(d, &mask, float)
     }
 
@@ -731,9 +836,7 @@ impl Renderer<'_> {
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
                 self.int_src_swizzled(s, &swizzle, k as u32)
-            } else if BUG_SHIFT64_COUNT
-                && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr)
-                && k == 1
+            } else if BUG_SHIFT64_COUNT && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr) && k == 1
             {
                 // tests/diff_cases/u64_shift_count_zw.tgsi
                 let c = COMPONENTS[usize::from(s.swizzle & 3)];
@@ -811,6 +914,24 @@ impl Renderer<'_> {
             String::new()
         };
         let text = match f.kind {
+            TexKind::Classic | TexKind::Two | TexKind::Sample { .. }
+                if BUG_CUBE_ZERO_DIRECTION
+                    && unit.cube
+                    && matches!(f.name, "TEX" | "TXB" | "TEX2" | "TXB2" | "SAMPLE" | "SAMPLE_B" | "GATHER4") =>
+            {
+                // tests/diff_cases/cube_zero_direction_lod.tgsi
+                let c = self.src(&SrcD { abs: true, neg: false, ..*coord });
+                self.emit(&format!("MAX TEMP[{SCRATCH}], {c}, IMM[{IMM_FLOAT}].wwww"));
+                let c = format!("TEMP[{SCRATCH}]");
+                match f.kind {
+                    TexKind::Two => format!("{d}, {c}, {}, SAMP[{u}], {}", self.src(extra), unit.target),
+                    TexKind::Sample { extra: true } => {
+                        format!("{d}, {c}, SVIEW[{u}], SAMP[{}], {}{offsets}", samp % 3, self.src(extra))
+                    }
+                    TexKind::Sample { extra: false } => format!("{d}, {c}, SVIEW[{u}], SAMP[{}]{offsets}", samp % 3),
+                    _ => format!("{d}, {c}, SAMP[{u}], {}{offsets}", unit.target),
+                }
+            }
             TexKind::Classic => {
                 let c = if matches!(f.name, "TXF" | "TXF_LZ") { self.int_src(coord, 0) } else { self.src(coord) };
                 format!("{d}, {c}, SAMP[{u}], {}{offsets}", unit.target)
@@ -832,9 +953,11 @@ impl Renderer<'_> {
             }
             TexKind::SviewInfo if BUG_SVIEWINFO_LEVEL => {
                 // tests/diff_cases/sviewinfo_level_out_of_range.tgsi
+                // RECT views have one level: level 0 only.
                 let level = SrcD { neg: false, abs: false, ..*extra };
                 let v = self.int_src(&level, 0);
-                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].wwww"));
+                let mask = if unit.sview == "RECT" { 'x' } else { 'w' };
+                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].{mask}{mask}{mask}{mask}"));
                 format!("{d}, TEMP[{SCRATCH}].xxxx, SVIEW[{u}]")
             }
             TexKind::SviewInfo => format!("{d}, {}, SVIEW[{u}]", self.src(extra)),
@@ -844,8 +967,19 @@ impl Renderer<'_> {
 
     fn mem(&mut self, kind: u8, dst: &DstD, addr: &SrcD, value: &SrcD, value2: &SrcD) {
         const ATOMICS: &[&str] = &[
-            "ATOMUADD", "ATOMXCHG", "ATOMCAS", "ATOMAND", "ATOMOR", "ATOMXOR", "ATOMUMIN", "ATOMUMAX", "ATOMIMIN",
-            "ATOMIMAX", "ATOMINC_WRAP", "ATOMDEC_WRAP", "ATOMFADD",
+            "ATOMUADD",
+            "ATOMXCHG",
+            "ATOMCAS",
+            "ATOMAND",
+            "ATOMOR",
+            "ATOMXOR",
+            "ATOMUMIN",
+            "ATOMUMAX",
+            "ATOMIMIN",
+            "ATOMIMAX",
+            "ATOMINC_WRAP",
+            "ATOMDEC_WRAP",
+            "ATOMFADD",
         ];
         let x = format!("TEMP[{SCRATCH}].xxxx");
         let d = self.dst(dst, false, false);
@@ -1163,7 +1297,12 @@ pub fn render(case: &Case) -> String {
     // Epilogue: every data and array temporary reaches an output.
     match stage {
         Stage::Vert => {
-            r.emit("MOV OUT[0], TEMP[0]");
+            if BUG_VS_POSITION_ACCURACY {
+                // tests/diff_cases/vs_position_accuracy.tgsi
+                r.emit("MOV OUT[0], IN[0]");
+            } else {
+                r.emit("MOV OUT[0], TEMP[0]");
+            }
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{}], TEMP[{k}]", k + 1));
             }
