@@ -127,13 +127,18 @@ const BUG_CUBE_ZERO_DIRECTION: bool = true;
 /// and every temporary is compared through a GENERIC varying.
 const BUG_VS_POSITION_ACCURACY: bool = true;
 /// An empty IF body in a fragment shader with helper lanes misses a `.reconverge`; until fixed
-/// empty IF/ELSE bodies get one instruction that survives optimisation (it changes a data
-/// temporary) (`tests/diff_cases/empty_if_reconverge.tgsi`).
+/// every IF/ELSE body of a fragment shader ends with an instruction that survives optimisation
+/// (it changes a data temporary), so no body compiles to nothing
+/// (`tests/diff_cases/empty_if_reconverge.tgsi`).
 const BUG_EMPTY_IF: bool = true;
 /// Stores and atomics in lanes whose control flow is uncertain are compared as exact; until
 /// fixed, compute shaders write memory only outside control flow
 /// (`tests/diff_cases/uncertain_branch_atomic.tgsi`).
 const BUG_UNCERTAIN_WRITES: bool = true;
+/// After a loop with a conditional CONT the lanes are not reconverged, so a following BARRIER
+/// diverges and atomics run in a different lane order; until fixed, compute shaders get no CONT
+/// (`tests/diff_cases/loop_cont_barrier.tgsi`).
+const BUG_LOOP_CONT_RECONVERGE: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -662,8 +667,6 @@ struct Renderer<'a> {
     out: String,
     line: usize,
     stack: Vec<Open>,
-    /// Line number at which the innermost IF's current branch started.
-    branch_start: Vec<usize>,
 }
 
 impl Renderer<'_> {
@@ -1070,15 +1073,11 @@ impl Renderer<'_> {
                 let t = format!("{op} {}", self.src(cond));
                 self.emit(&t);
                 self.stack.push(Open::If { has_else: false });
-                self.branch_start.push(self.line);
             }
             Item::Else => {
                 if let Some(Open::If { has_else: false }) = self.stack.last() {
                     self.fill_empty_branch();
                     self.emit("ELSE");
-                    if let Some(start) = self.branch_start.last_mut() {
-                        *start = self.line;
-                    }
                     *self.stack.last_mut().expect("checked") = Open::If { has_else: true };
                 }
             }
@@ -1142,6 +1141,10 @@ impl Renderer<'_> {
                 if !matches!(innermost, Some(Open::Loop { .. })) {
                     return;
                 }
+                if BUG_LOOP_CONT_RECONVERGE && stage == Stage::Comp {
+                    // tests/diff_cases/loop_cont_barrier.tgsi
+                    return;
+                }
                 let t = format!("UIF {}", self.src(cond));
                 self.emit(&t);
                 self.stack.push(Open::If { has_else: true });
@@ -1180,9 +1183,10 @@ impl Renderer<'_> {
         *self.stack.last_mut().expect("checked") = Open::Switch { cases: cases | bit, default };
     }
 
-    /// tests/diff_cases/empty_if_reconverge.tgsi: no IF/ELSE body is left empty.
+    /// tests/diff_cases/empty_if_reconverge.tgsi: no IF/ELSE body of a fragment shader compiles
+    /// to nothing.
     fn fill_empty_branch(&mut self) {
-        if BUG_EMPTY_IF && self.branch_start.last() == Some(&self.line) {
+        if BUG_EMPTY_IF && self.stage() == Stage::Frag {
             let k = self.line as u32 % DATA;
             self.emit(&format!("ADD TEMP[{k}].x, TEMP[{k}].xxxx, IMM[{IMM_FLOAT}].yyyy"));
         }
@@ -1191,7 +1195,6 @@ impl Renderer<'_> {
     fn close(&mut self) {
         if matches!(self.stack.last(), Some(Open::If { .. })) {
             self.fill_empty_branch();
-            self.branch_start.pop();
         }
         match self.stack.pop() {
             Some(Open::If { .. }) => self.emit("ENDIF"),
@@ -1289,7 +1292,7 @@ pub fn render(case: &Case) -> String {
     w(&mut head, &format!("IMM[{IMM_OFFSETS}] INT32 {{1, -1, 2, -8}}"));
     w(&mut head, &format!("IMM[{IMM_MORE}] UINT32 {{{}, {}, {}, {}}}", MORE[0], MORE[1], MORE[2], MORE[3]));
 
-    let mut r = Renderer { case, out: String::new(), line: 0, stack: Vec::new(), branch_start: Vec::new() };
+    let mut r = Renderer { case, out: String::new(), line: 0, stack: Vec::new() };
     // Prologue: define every register the items may read.
     match stage {
         Stage::Vert | Stage::Frag => {
