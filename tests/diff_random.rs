@@ -16,7 +16,19 @@ use tgsi2va::verify::{Options, verify};
 /// Input sets per program.
 const SEEDS: u32 = 3;
 
+/// Verifies `text`; a panic in the compiler or an executor is a failure too.
 fn check_text(text: &str) -> Result<(u64, u32), String> {
+    std::panic::catch_unwind(|| verify_text(text)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("panic: {message}"))
+    })
+}
+
+fn verify_text(text: &str) -> Result<(u64, u32), String> {
     let options = Options { seeds: SEEDS, ..Options::default() };
     match verify(text, &options) {
         Ok(report) if report.passed() => Ok((report.compared, report.runs)),

@@ -42,6 +42,8 @@ pub const SCRATCH: u32 = DATA + 4;
 pub const SANITISED: u32 = SCRATCH + 1;
 /// First loop counter (`.x` iteration count, `.y` exit condition).
 pub const COUNTER: u32 = SANITISED + 4;
+/// Fragment shaders: counts executed IF/ELSE bodies (`.x`); folded into the last output.
+pub const BRANCH_COUNT: u32 = COUNTER + MAX_LOOPS as u32;
 /// Nesting limit of IF/loop/SWITCH constructs.
 pub const MAX_DEPTH: usize = 4;
 /// Nesting limit of loops.
@@ -99,6 +101,10 @@ const BUG_RESQ_BUFFER: bool = true;
 /// SAMPLE_I with texel offsets: the interpreter ignores them
 /// (`tests/diff_cases/sample_i_offsets.tgsi`).
 const BUG_SAMPLE_I_OFFSETS: bool = true;
+/// TXF/TXF_LZ with offsets: the interpreter's coordinate + offset overflows (panics) at the
+/// ends of the i32 range; until fixed they get no offsets
+/// (`tests/diff_cases/txf_offset_overflow.tgsi`).
+const BUG_TXF_OFFSET_OVERFLOW: bool = true;
 /// IBFE/UBFE/BFI widths above 31: the interpreter masks them to 5 bits, the lowering clamps to
 /// 32. Until the two agree the width operand is masked to 0..=31 first
 /// (`tests/diff_cases/bitfield_wide.tgsi`).
@@ -127,8 +133,8 @@ const BUG_CUBE_ZERO_DIRECTION: bool = true;
 /// and every temporary is compared through a GENERIC varying.
 const BUG_VS_POSITION_ACCURACY: bool = true;
 /// An empty IF body in a fragment shader with helper lanes misses a `.reconverge`; until fixed
-/// every IF/ELSE body of a fragment shader ends with an instruction that survives optimisation
-/// (it changes a data temporary), so no body compiles to nothing
+/// every IF/ELSE body of a fragment shader ends by counting itself in `TEMP[BRANCH_COUNT]`, which
+/// is added to the last output, so no body compiles to nothing
 /// (`tests/diff_cases/empty_if_reconverge.tgsi`).
 const BUG_EMPTY_IF: bool = true;
 /// Stores and atomics in lanes whose control flow is uncertain are compared as exact; until
@@ -139,6 +145,10 @@ const BUG_UNCERTAIN_WRITES: bool = true;
 /// diverges and atomics run in a different lane order; until fixed, compute shaders get no CONT
 /// (`tests/diff_cases/loop_cont_barrier.tgsi`).
 const BUG_LOOP_CONT_RECONVERGE: bool = true;
+/// Implicit-LOD sampling with NaN coordinates or bias in the quad: until the interpreter makes it
+/// unconstrained, the coordinates of implicit-LOD forms in fragment shaders go through the NaN
+/// sanitiser (`tests/diff_cases/implicit_lod_nan_coordinate.tgsi`).
+const BUG_IMPLICIT_LOD_NAN: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -751,6 +761,11 @@ impl Renderer<'_> {
         if !(BUG_NAN_SIGN && temp_file) {
             return self.src_swizzled(s, swizzle);
         }
+        self.nan_free(s, swizzle, slot)
+    }
+
+    /// `s` with NaN components replaced by 0 (through `TEMP[SANITISED + slot]`).
+    fn nan_free(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
         let reg = self.register(s);
         let z = SANITISED + slot % 4;
         self.emit(&format!("FSNE TEMP[{z}], {reg}, {reg}"));
@@ -920,13 +935,18 @@ impl Renderer<'_> {
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
         // tests/diff_cases/sample_i_offsets.tgsi
-        let offsets_ok = !(BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI);
+        let offsets_ok = !(BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI)
+            // tests/diff_cases/txf_offset_overflow.tgsi
+            && !(BUG_TXF_OFFSET_OVERFLOW && matches!(f.name, "TXF" | "TXF_LZ"));
         let offsets = if f.offsets && unit.offsets && offset != 0 && offsets_ok {
             let sw = ["xyz", "yzw", "wzx"][usize::from(offset - 1) % 3];
             format!(", IMM[{IMM_OFFSETS}].{sw}")
         } else {
             String::new()
         };
+        let implicit_nan = BUG_IMPLICIT_LOD_NAN
+            && self.stage() == Stage::Frag
+            && matches!(f.name, "TEX" | "TXB" | "TXP" | "TEX2" | "TXB2" | "SAMPLE" | "SAMPLE_B" | "SAMPLE_C");
         let text = match f.kind {
             TexKind::Classic | TexKind::Two | TexKind::Sample { .. }
                 if BUG_CUBE_ZERO_DIRECTION
@@ -947,19 +967,31 @@ impl Renderer<'_> {
                 }
             }
             TexKind::Classic => {
-                let c = if matches!(f.name, "TXF" | "TXF_LZ") { self.int_src(coord, 0) } else { self.src(coord) };
+                let c = if matches!(f.name, "TXF" | "TXF_LZ") {
+                    self.int_src(coord, 0)
+                } else if implicit_nan {
+                    // tests/diff_cases/implicit_lod_nan_coordinate.tgsi
+                    self.nan_free(coord, &Self::swizzle(coord.swizzle), 0)
+                } else {
+                    self.src(coord)
+                };
                 format!("{d}, {c}, SAMP[{u}], {}{offsets}", unit.target)
             }
-            TexKind::Two => format!("{d}, {}, {}, SAMP[{u}], {}", self.src(coord), self.src(extra), unit.target),
+            TexKind::Two => {
+                let (c, e) = self.coord_and_extra(coord, extra, implicit_nan);
+                format!("{d}, {c}, {e}, SAMP[{u}], {}", unit.target)
+            }
             TexKind::Query => {
                 let lod = self.int_src(extra, 0);
                 format!("{d}, {lod}, SAMP[{u}], {}", unit.target)
             }
             TexKind::Sample { extra: false } => {
-                format!("{d}, {}, SVIEW[{u}], SAMP[{}]{offsets}", self.src(coord), samp % 3)
+                let (c, _) = self.coord_and_extra(coord, extra, implicit_nan);
+                format!("{d}, {c}, SVIEW[{u}], SAMP[{}]{offsets}", samp % 3)
             }
             TexKind::Sample { extra: true } => {
-                format!("{d}, {}, SVIEW[{u}], SAMP[{}], {}{offsets}", self.src(coord), samp % 3, self.src(extra))
+                let (c, e) = self.coord_and_extra(coord, extra, implicit_nan);
+                format!("{d}, {c}, SVIEW[{u}], SAMP[{}], {e}{offsets}", samp % 3)
             }
             TexKind::SampleI => {
                 let c = self.int_src(coord, 0);
@@ -977,6 +1009,19 @@ impl Renderer<'_> {
             TexKind::SviewInfo => format!("{d}, {}, SVIEW[{u}]", self.src(extra)),
         };
         self.emit(&text);
+    }
+
+    /// Coordinate and extra operand texts; NaN-free for implicit-LOD forms while
+    /// `BUG_IMPLICIT_LOD_NAN` holds (tests/diff_cases/implicit_lod_nan_coordinate.tgsi).
+    fn coord_and_extra(&mut self, coord: &SrcD, extra: &SrcD, implicit_nan: bool) -> (String, String) {
+        if implicit_nan {
+            (
+                self.nan_free(coord, &Self::swizzle(coord.swizzle), 0),
+                self.nan_free(extra, &Self::swizzle(extra.swizzle), 1),
+            )
+        } else {
+            (self.src(coord), self.src(extra))
+        }
     }
 
     fn mem(&mut self, kind: u8, dst: &DstD, addr: &SrcD, value: &SrcD, value2: &SrcD) {
@@ -1187,8 +1232,7 @@ impl Renderer<'_> {
     /// to nothing.
     fn fill_empty_branch(&mut self) {
         if BUG_EMPTY_IF && self.stage() == Stage::Frag {
-            let k = self.line as u32 % DATA;
-            self.emit(&format!("ADD TEMP[{k}].x, TEMP[{k}].xxxx, IMM[{IMM_FLOAT}].yyyy"));
+            self.emit(&format!("ADD TEMP[{BRANCH_COUNT}].x, TEMP[{BRANCH_COUNT}].xxxx, IMM[{IMM_FLOAT}].yyyy"));
         }
     }
 
@@ -1281,7 +1325,7 @@ pub fn render(case: &Case) -> String {
     w(&mut head, &format!("DCL CONST[1][0..{}]", CONSTS2 - 1));
     w(&mut head, &format!("DCL TEMP[0..{}]", DATA - 1));
     w(&mut head, &format!("DCL TEMP[{ARRAY}..{}], ARRAY(1)", ARRAY + 3));
-    w(&mut head, &format!("DCL TEMP[{SCRATCH}..{}]", COUNTER + MAX_LOOPS as u32 - 1));
+    w(&mut head, &format!("DCL TEMP[{SCRATCH}..{BRANCH_COUNT}]"));
     w(&mut head, "DCL ADDR[0..1]");
     w(&mut head, "IMM[0] UINT32 {0, 1, 2, 3}");
     w(&mut head, "IMM[1] FLT32 {0.0, 1.0, 3.0, 0.5}");
@@ -1322,6 +1366,7 @@ pub fn render(case: &Case) -> String {
     for l in 0..MAX_LOOPS as u32 {
         r.emit(&format!("MOV TEMP[{}], IMM[0]", COUNTER + l));
     }
+    r.emit(&format!("MOV TEMP[{BRANCH_COUNT}], IMM[{IMM_FLOAT}].xxxx"));
     r.emit("UARL ADDR[0], IMM[0].xxxx");
     r.emit("UARL ADDR[1], IMM[0].xxxx");
     for item in &case.items {
@@ -1344,6 +1389,10 @@ pub fn render(case: &Case) -> String {
             }
         }
         Stage::Frag => {
+            if BUG_EMPTY_IF {
+                let last = DATA + 3;
+                r.emit(&format!("ADD TEMP[{last}].w, TEMP[{last}].wwww, TEMP[{BRANCH_COUNT}].xxxx"));
+            }
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{k}], TEMP[{k}]"));
             }
