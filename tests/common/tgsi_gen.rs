@@ -860,7 +860,10 @@ impl Renderer<'_> {
         };
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
-            let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64);
+            // PK2H keeps a NaN's sign in the half it makes: its source is an integer use of
+            // the bits too (tests/diff_cases/nan_sign_into_integer.tgsi).
+            let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64)
+                || opcode == Opcode::Pk2h;
             let mut operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
                 // 64-bit operands are read as xy / zw pairs.
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
