@@ -939,9 +939,10 @@ impl Renderer<'_> {
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
         // tests/diff_cases/sample_i_offsets.tgsi
-        let offsets_ok = !(BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI)
-            // tests/diff_cases/txf_offset_overflow.tgsi
-            && !(BUG_TXF_OFFSET_OVERFLOW && matches!(f.name, "TXF" | "TXF_LZ"));
+        let sample_i_offsets = BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI;
+        // tests/diff_cases/txf_offset_overflow.tgsi
+        let txf_offsets = BUG_TXF_OFFSET_OVERFLOW && matches!(f.name, "TXF" | "TXF_LZ");
+        let offsets_ok = !(sample_i_offsets || txf_offsets);
         let offsets = if f.offsets && unit.offsets && offset != 0 && offsets_ok {
             let sw = ["xyz", "yzw", "wzx"][usize::from(offset - 1) % 3];
             format!(", IMM[{IMM_OFFSETS}].{sw}")
