@@ -9,8 +9,9 @@
 //!
 //! Invariants of the rendered program:
 //! * registers: `TEMP[0..DATA)` data temporaries, `TEMP[DATA..DATA+4)` an indirectly addressable
-//!   array (ARRAY(1)), `TEMP[SCRATCH]` for address and selector computations, and one loop
-//!   counter per loop nesting level; random instructions write only data and array temps;
+//!   array (ARRAY(1)), `TEMP[SCRATCH]` for address, selector and operand computations,
+//!   `TEMP[SANITISED..+4)` for NaN-free operand copies, one loop counter per loop nesting level
+//!   and `TEMP[BRANCH_COUNT]`; random instructions write only data and array temps;
 //! * every temporary, `ADDR` register and loop counter is initialised by the prologue;
 //! * `ADDR` values are always in `0..=3` (masked or clamped before `UARL`/`ARL`/`ARR`), and every
 //!   indirect access adds them to a base whose range has at least four more elements;
@@ -19,11 +20,12 @@
 //! * `BRK`/`CONT` appear only inside a loop or SWITCH (`CONT` only inside a loop), `ELSE` only in
 //!   an IF, `CASE`/`DEFAULT` only directly in a SWITCH (case values unique), `KILL`/`DEMOTE`
 //!   only under an IF, `BARRIER` only outside control flow;
-//! * the epilogue copies every data and array temporary to an output (VS: GENERIC varyings, FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread
-//!   region).
+//! * the epilogue copies every data and array temporary to an output (VS: GENERIC varyings,
+//!   FS: COLOR render targets, CS: stores to `BUFFER[0]` in a per-thread region).
 //!
 //! Exclusions of constructs that expose known bugs name the regression file in
-//! `tests/diff_cases/` that reproduces them (see [`EXCLUDED`]).
+//! `tests/diff_cases/` that reproduces them (see [`EXCLUDED`] and the `BUG_*` constants); some
+//! invariants above are narrowed by them (e.g. CONT only in vertex shaders).
 
 #![allow(dead_code)]
 
