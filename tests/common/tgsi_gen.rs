@@ -126,8 +126,9 @@ const BUG_NAN_SIGN: bool = true;
 /// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
 /// (`tests/diff_cases/txq_1d_array.tgsi`).
 const BUG_TXQ_1D_ARRAY: bool = true;
-/// Implicit-LOD cube sampling along a zero direction: documented divergence the interpreter
-/// does not mark unconstrained. Until it does, such coordinates go through `max(|c|, 0.5)`
+/// Implicit-LOD cube sampling along a zero, infinite or NaN direction: documented divergence the
+/// interpreter does not mark unconstrained. Until it does, such coordinates go through
+/// `min(max(|c|, 0.5), 3)`
 /// (`tests/diff_cases/cube_zero_direction_lod.tgsi`).
 const BUG_CUBE_ZERO_DIRECTION: bool = true;
 /// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
@@ -152,6 +153,10 @@ const BUG_LOOP_CONT_RECONVERGE: bool = true;
 /// unconstrained, the coordinates of implicit-LOD forms in fragment shaders go through the NaN
 /// sanitiser (`tests/diff_cases/implicit_lod_nan_coordinate.tgsi`).
 const BUG_IMPLICIT_LOD_NAN: bool = true;
+/// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
+/// compiled code's documented accuracy allows; until fixed their sources are clamped to
+/// [−2^16, 2^16] (`tests/diff_cases/sincos_huge_argument.tgsi`).
+const BUG_SINCOS_HUGE: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -665,8 +670,9 @@ const IMMS: u32 = 9;
 /// IMM[6]: 16 (bytes per vector), the input-buffer load mask (4-byte aligned, < 4 KiB), the
 /// store mask inside a thread's 512-byte region of BUFFER[2] (≤ 492, so 4 words fit), 512.
 const MASKS: [u32; 4] = [16, 0xffc, 0x1ec, 512];
-/// IMM[8]: 128 (bytes per thread of BUFFER[0]), the atomic window mask (16 words), 31, 0.
-const MORE: [u32; 4] = [128, 0x3c, 31, 0];
+/// IMM[8]: 128 (bytes per thread of BUFFER[0]), the atomic window mask (16 words), 31, −2^16
+/// (as float bits).
+const MORE: [u32; 4] = [128, 0x3c, 31, 0xc780_0000];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Open {
@@ -881,6 +887,13 @@ impl Renderer<'_> {
             } else {
                 self.src(s)
             };
+            if BUG_SINCOS_HUGE && matches!(opcode.canonical(), Opcode::Sin | Opcode::Cos | Opcode::Scs) {
+                // tests/diff_cases/sincos_huge_argument.tgsi
+                let z = SANITISED + k as u32 % 4;
+                self.emit(&format!("MAX TEMP[{z}], {operand}, IMM[{IMM_MORE}].wwww"));
+                self.emit(&format!("MIN TEMP[{z}], TEMP[{z}], -IMM[{IMM_MORE}].wwww"));
+                operand = format!("TEMP[{z}]");
+            }
             if BUG_IDIV_BY_ZERO && opcode == Opcode::Idiv && k == 1 {
                 // tests/diff_cases/idiv_by_zero.tgsi
                 self.emit(&format!("OR TEMP[{SCRATCH}], {operand}, IMM[{IMM_SMALL}].yyyy"));
@@ -963,6 +976,7 @@ impl Renderer<'_> {
                 // tests/diff_cases/cube_zero_direction_lod.tgsi
                 let c = self.src(&SrcD { abs: true, neg: false, ..*coord });
                 self.emit(&format!("MAX TEMP[{SCRATCH}], {c}, IMM[{IMM_FLOAT}].wwww"));
+                self.emit(&format!("MIN TEMP[{SCRATCH}], TEMP[{SCRATCH}], IMM[{IMM_FLOAT}].zzzz"));
                 let c = format!("TEMP[{SCRATCH}]");
                 match f.kind {
                     TexKind::Two => format!("{d}, {c}, {}, SAMP[{u}], {}", self.src(extra), unit.target),
