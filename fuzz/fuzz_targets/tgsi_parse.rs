@@ -1,21 +1,11 @@
 //! Parse arbitrary text; when it parses, check it, print it, parse the printed text again and
 //! require the same tree (spans cleared).
+//! The body is shared with `cargo test --test fuzz_smoke` (tests/common/fuzz_checks.rs).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use tgsi2va::tgsi;
+#[path = "../../tests/common/fuzz_checks.rs"]
+mod fuzz_checks;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(mut program) = tgsi::parse(text) {
-        let _ = tgsi::check(&program);
-        let printed = tgsi::print(&program);
-        let mut reparsed = match tgsi::parse(&printed) {
-            Ok(p) => p,
-            Err(e) => panic!("printed text does not parse: {e}\n{printed}"),
-        };
-        program.clear_spans();
-        reparsed.clear_spans();
-        assert_eq!(program, reparsed, "parse(print(ast)) != ast\n{printed}");
-    }
-});
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| fuzz_checks::tgsi_parse(data));
