@@ -36,24 +36,37 @@ impl Liveness {
             }
             let _ = block;
         }
-        // Uses per value: (block, used at block end for a predecessor φ argument / branch?).
-        // `end_of` = the use happens after every instruction of the block (live-out).
-        let mut uses: Vec<Vec<(u32, bool)>> = vec![Vec::new(); nvalues];
-        for (b, block) in shader.blocks.iter().enumerate() {
-            for id in shader.block_insts(Block(b as u32)) {
-                let inst = shader.inst(id);
-                if inst.kind == InstKind::Phi {
-                    for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
-                        uses[arg.index()].push((pred.0, true));
+        // Uses per value, as (block, at block end?) in one flat array grouped by value (counted
+        // first, then filled): `at_end` = the use happens after every instruction of the block
+        // (a φ argument of a successor, or the branch condition).
+        let mut start = vec![0u32; nvalues + 1];
+        let for_each_use = |f: &mut dyn FnMut(Value, u32, bool)| {
+            for (b, block) in shader.blocks.iter().enumerate() {
+                for id in shader.block_insts(Block(b as u32)) {
+                    let inst = shader.inst(id);
+                    if inst.kind == InstKind::Phi {
+                        for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
+                            f(arg, pred.0, true);
+                        }
+                    } else {
+                        shader.for_each_use(inst, |v| f(v, b as u32, false));
                     }
-                } else {
-                    shader.for_each_use(inst, |v| uses[v.index()].push((b as u32, false)));
+                }
+                if let Terminator::Branch { cond, .. } = block.term {
+                    f(cond, b as u32, true);
                 }
             }
-            if let Terminator::Branch { cond, .. } = block.term {
-                uses[cond.index()].push((b as u32, true));
-            }
+        };
+        for_each_use(&mut |v, _, _| start[v.index() + 1] += 1);
+        for v in 0..nvalues {
+            start[v + 1] += start[v];
         }
+        let mut fill = start.clone();
+        let mut uses = vec![(0u32, false); start[nvalues] as usize];
+        for_each_use(&mut |v, b, at_end| {
+            uses[fill[v.index()] as usize] = (b, at_end);
+            fill[v.index()] += 1;
+        });
         let mut live_in = vec![Vec::new(); nblocks];
         let mut live_out: Vec<Vec<Value>> = vec![Vec::new(); nblocks];
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
@@ -64,7 +77,7 @@ impl Liveness {
             let value = Value(v as u32);
             let tag = v as u32 + 1;
             let defined_in = def_block[v];
-            for &(b, at_end) in &uses[v] {
+            for &(b, at_end) in &uses[start[v] as usize..start[v + 1] as usize] {
                 if at_end {
                     if stamp_out[b as usize] != tag {
                         stamp_out[b as usize] = tag;

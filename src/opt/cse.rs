@@ -2,21 +2,61 @@
 //! dominates it (same opcode, modifiers, immediates and sources) is replaced by it. Only pure
 //! single-result ALU instructions and constant materialisations take part; cross-lane
 //! operations (CLPER, WMASK) are excluded because their results depend on the active lanes.
-//! A scoped hash table makes it linear in the program size.
+//!
+//! Blocks are visited in dominator-tree pre-order with one table of available expressions. An
+//! entry whose block does not dominate the current block is stale (its subtree is finished)
+//! and is overwritten instead of removed on the way back up, so each instruction costs one
+//! hash-table probe: linear in the program size.
 
 use crate::ir::dom::DomTree;
 use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Value};
 use crate::valhall::{Instr, Opcode};
-use std::collections::HashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::{BuildHasher, Hash, Hasher};
 
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// What makes two instructions compute the same value. Equality compares every field; the
+/// hash covers only those that differ in practice (operand fields of `mach` are always reset
+/// in the IR), which keeps hashing cheap.
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Key {
     kind: u8,
     mach: Instr,
     srcs: [Src; 4],
 }
 
-fn key(shader: &Shader, inst: &Inst) -> Option<Key> {
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u32(u32::from(self.kind) | (self.mach.opcode as u32) << 8 | u32::from(self.mach.flow) << 24);
+        for m in self.mach.mods.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..m.len()].copy_from_slice(m);
+            h.write_u64(u64::from_le_bytes(word));
+        }
+        for &imm in &self.mach.imms {
+            h.write_u32(imm);
+        }
+        for src in &self.srcs {
+            let (tag, payload) = match src.operand {
+                Operand::None => (0u64, 0u64),
+                Operand::Value(v) => (1, u64::from(v.0)),
+                Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
+                Operand::Const(c) => (3, u64::from(c)),
+                Operand::Uniform(u) => (4, u64::from(u)),
+                Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
+            };
+            let mods = u64::from(src.neg)
+                | u64::from(src.abs) << 1
+                | u64::from(src.not) << 2
+                | u64::from(src.swizzle) << 8
+                | u64::from(src.widen) << 16
+                | u64::from(src.lane) << 24;
+            h.write_u64(tag | mods << 8);
+            h.write_u64(payload);
+        }
+    }
+}
+
+fn key(inst: &Inst) -> Option<Key> {
     match inst.kind {
         InstKind::Copy if !matches!(inst.srcs[0].operand, Operand::Value(_)) => {
             Some(Key { kind: 1, mach: inst.mach, srcs: inst.srcs })
@@ -39,66 +79,66 @@ fn key(shader: &Shader, inst: &Inst) -> Option<Key> {
                         | Opcode::CLPER_S64
                         | Opcode::WMASK
                 );
-            let _ = shader;
             pure.then_some(Key { kind: 0, mach: inst.mach, srcs: inst.srcs })
         }
         _ => None,
     }
 }
 
+/// An available expression: its key, the value computing it, the block of its definition, and
+/// the next entry with the same hash (`u32::MAX`: none).
+struct Available {
+    key: Key,
+    value: Value,
+    block: Block,
+    next: u32,
+}
+
 pub fn run(shader: &mut Shader) -> bool {
     let dom = DomTree::compute(shader);
-    let mut table: HashMap<Key, Value> = HashMap::new();
+    // Keys are large, so the hash table holds only their hashes; entries with equal hashes are
+    // chained.
+    let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut entries: Vec<Available> = Vec::new();
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
-    // Iterative pre-order walk; on leaving a block its entries are removed.
-    let Some(&entry) = dom.rpo.first() else { return false };
-    let mut stack: Vec<(Block, usize, Vec<Key>)> = vec![(entry, 0, Vec::new())];
-    let mut entered = vec![false; shader.blocks.len()];
-    while let Some((block, child, inserted)) = stack.last_mut() {
-        let b = *block;
-        if !entered[b.index()] {
-            entered[b.index()] = true;
-            for id in shader.block_insts(b).collect::<Vec<_>>() {
-                let mut inst = *shader.inst(id);
-                // Sources first read earlier replacements, so chains collapse in one walk.
-                let mut renamed = false;
-                for src in inst.srcs.iter_mut() {
-                    if let Operand::Value(v) = src.operand
-                        && let Some(r) = replace[v.index()]
-                    {
-                        src.operand = Operand::Value(r);
-                        renamed = true;
-                    }
-                }
-                if renamed {
-                    shader.inst_mut(id).srcs = inst.srcs;
-                }
-                let Some(k) = key(shader, &inst) else { continue };
-                let dest = shader.get(inst.dests)[0];
-                match table.get(&k) {
-                    Some(&earlier) => {
-                        replace[dest.index()] = Some(earlier);
-                        shader.inst_mut(id).dead = true;
-                        changed = true;
-                    }
-                    None => {
-                        table.insert(k.clone(), dest);
-                        inserted.push(k);
-                    }
+    for b in dom.preorder() {
+        for i in 0..shader.blocks[b.index()].insts.len() {
+            let id = shader.blocks[b.index()].insts[i];
+            let inst = shader.inst_mut(id);
+            if inst.dead {
+                continue;
+            }
+            // Sources first read earlier replacements, so chains collapse in one walk.
+            for src in inst.srcs.iter_mut() {
+                if let Operand::Value(v) = src.operand
+                    && let Some(r) = replace[v.index()]
+                {
+                    src.operand = Operand::Value(r);
                 }
             }
-        }
-        let children = dom.children(b);
-        if *child < children.len() {
-            let next = children[*child];
-            *child += 1;
-            stack.push((next, 0, Vec::new()));
-        } else {
-            for k in inserted.drain(..) {
-                table.remove(&k);
+            let Some(key) = key(inst) else { continue };
+            let dests = inst.dests;
+            let dest = shader.get(dests)[0];
+            let hash = FxBuildHasher.hash_one(&key);
+            let head = heads.entry(hash).or_insert(u32::MAX);
+            let mut at = *head;
+            while at != u32::MAX && entries[at as usize].key != key {
+                at = entries[at as usize].next;
             }
-            stack.pop();
+            if at == u32::MAX {
+                entries.push(Available { key, value: dest, block: b, next: *head });
+                *head = entries.len() as u32 - 1;
+                continue;
+            }
+            let e = &mut entries[at as usize];
+            if dom.dominates(e.block, b) {
+                replace[dest.index()] = Some(e.value);
+                shader.inst_mut(id).dead = true;
+                changed = true;
+            } else {
+                (e.value, e.block) = (dest, b);
+            }
         }
     }
     if changed {

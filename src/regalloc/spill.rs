@@ -54,13 +54,12 @@ fn vector_slack(shader: &Shader, inst: &Inst) -> u32 {
     n
 }
 
-/// Largest demand of the shader.
-pub fn max_demand(shader: &Shader) -> u32 {
-    let live = Liveness::compute(shader);
+/// Largest demand of the shader (`live` is its liveness).
+pub fn max_demand(shader: &Shader, live: &Liveness) -> u32 {
     let mut walker = Walker::new(shader);
     let mut worst = 0;
     for b in 0..shader.blocks.len() {
-        walker.walk(shader, &live, Block(b as u32), u32::MAX, &mut |_, _, d| worst = worst.max(d), &mut Vec::new());
+        walker.walk(shader, live, Block(b as u32), u32::MAX, &mut |_, _, d| worst = worst.max(d), &mut Vec::new());
     }
     worst
 }
