@@ -15,8 +15,39 @@ use super::{Block, InstKind, Shader, Terminator, Value};
 /// Live sets of every block; each set is sorted by value number.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
-    pub live_in: Vec<Vec<Value>>,
-    pub live_out: Vec<Vec<Value>>,
+    live_in: Sets,
+    live_out: Sets,
+}
+
+/// One set of values per block, stored back to back (`values[start[b]..start[b + 1]]`).
+#[derive(Clone, Debug, Default)]
+struct Sets {
+    start: Vec<u32>,
+    values: Vec<Value>,
+}
+
+impl Sets {
+    /// Groups (block, value) pairs by block, keeping their order within a block.
+    fn from_pairs(nblocks: usize, pairs: &[(u32, Value)]) -> Sets {
+        let mut start = vec![0u32; nblocks + 1];
+        for &(b, _) in pairs {
+            start[b as usize + 1] += 1;
+        }
+        for b in 0..nblocks {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut values = vec![Value(0); pairs.len()];
+        for &(b, v) in pairs {
+            values[fill[b as usize] as usize] = v;
+            fill[b as usize] += 1;
+        }
+        Sets { start, values }
+    }
+
+    fn get(&self, b: Block) -> &[Value] {
+        &self.values[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
+    }
 }
 
 impl Liveness {
@@ -67,8 +98,9 @@ impl Liveness {
             uses[fill[v.index()] as usize] = (b, at_end);
             fill[v.index()] += 1;
         });
-        let mut live_in = vec![Vec::new(); nblocks];
-        let mut live_out: Vec<Vec<Value>> = vec![Vec::new(); nblocks];
+        // (block, value) pairs in value order, grouped by block at the end.
+        let mut live_in: Vec<(u32, Value)> = Vec::new();
+        let mut live_out: Vec<(u32, Value)> = Vec::new();
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
         let mut stamp_in = vec![0u32; nblocks];
         let mut stamp_out = vec![0u32; nblocks];
@@ -81,7 +113,7 @@ impl Liveness {
                 if at_end {
                     if stamp_out[b as usize] != tag {
                         stamp_out[b as usize] = tag;
-                        live_out[b as usize].push(value);
+                        live_out.push((b, value));
                     }
                     if b == defined_in {
                         continue;
@@ -100,12 +132,12 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[bi] = tag;
-                    live_in[bi].push(value);
+                    live_in.push((b, value));
                     for &p in &shader.blocks[bi].preds {
                         let pi = p.index();
                         if stamp_out[pi] != tag {
                             stamp_out[pi] = tag;
-                            live_out[pi].push(value);
+                            live_out.push((p.0, value));
                         }
                         if p.0 != defined_in {
                             work.push(p.0);
@@ -114,15 +146,25 @@ impl Liveness {
                 }
             }
         }
-        Liveness { live_in, live_out }
+        Liveness { live_in: Sets::from_pairs(nblocks, &live_in), live_out: Sets::from_pairs(nblocks, &live_out) }
+    }
+
+    /// The values live at the top of `b` (φ results excluded), sorted.
+    pub fn live_in(&self, b: Block) -> &[Value] {
+        self.live_in.get(b)
+    }
+
+    /// The values live at the end of `b` (φ arguments for successors included), sorted.
+    pub fn live_out(&self, b: Block) -> &[Value] {
+        self.live_out.get(b)
     }
 
     pub fn is_live_in(&self, b: Block, v: Value) -> bool {
-        self.live_in[b.index()].binary_search(&v).is_ok()
+        self.live_in(b).binary_search(&v).is_ok()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {
-        self.live_out[b.index()].binary_search(&v).is_ok()
+        self.live_out(b).binary_search(&v).is_ok()
     }
 }
 
@@ -148,11 +190,11 @@ mod tests {
         let p = b.phi(&[y, z]);
         let _ = b.fadd(p, x);
         let live = Liveness::compute(&s);
-        assert_eq!(live.live_out[0], vec![x, y], "x for then/join, y as the φ argument; the branch reads x too");
-        assert_eq!(live.live_in[1], vec![x]);
-        assert_eq!(live.live_out[1], vec![x, z]);
-        assert_eq!(live.live_in[2], vec![x], "the φ result is not live-in");
-        assert!(live.live_out[2].is_empty());
+        assert_eq!(live.live_out(Block(0)), [x, y], "x for then/join, y as the φ argument; the branch reads x too");
+        assert_eq!(live.live_in(Block(1)), [x]);
+        assert_eq!(live.live_out(Block(1)), [x, z]);
+        assert_eq!(live.live_in(Block(2)), [x], "the φ result is not live-in");
+        assert!(live.live_out(Block(2)).is_empty());
     }
 
     #[test]

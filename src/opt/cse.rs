@@ -6,64 +6,24 @@
 //! Blocks are visited in dominator-tree pre-order with one table of available expressions. An
 //! entry whose block does not dominate the current block is stale (its subtree is finished)
 //! and is overwritten instead of removed on the way back up, so each instruction costs one
-//! hash-table probe: linear in the program size.
+//! hash-table probe: linear in the program size. Entries name the instruction that computes
+//! the expression; its sources were already renamed when it was entered and do not change
+//! during the walk, so it can be compared directly.
 
 use crate::ir::dom::DomTree;
-use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Value};
-use crate::valhall::{Instr, Opcode};
-use rustc_hash::{FxBuildHasher, FxHashMap};
-use std::hash::{BuildHasher, Hash, Hasher};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
+use crate::valhall::Opcode;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::Hasher;
 
-/// What makes two instructions compute the same value. Equality compares every field; the
-/// hash covers only those that differ in practice (operand fields of `mach` are always reset
-/// in the IR), which keeps hashing cheap.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Key {
-    kind: u8,
-    mach: Instr,
-    srcs: [Src; 4],
-}
-
-impl Hash for Key {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u32(u32::from(self.kind) | (self.mach.opcode as u32) << 8 | u32::from(self.mach.flow) << 24);
-        for m in self.mach.mods.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..m.len()].copy_from_slice(m);
-            h.write_u64(u64::from_le_bytes(word));
-        }
-        for &imm in &self.mach.imms {
-            h.write_u32(imm);
-        }
-        for src in &self.srcs {
-            let (tag, payload) = match src.operand {
-                Operand::None => (0u64, 0u64),
-                Operand::Value(v) => (1, u64::from(v.0)),
-                Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
-                Operand::Const(c) => (3, u64::from(c)),
-                Operand::Uniform(u) => (4, u64::from(u)),
-                Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
-            };
-            let mods = u64::from(src.neg)
-                | u64::from(src.abs) << 1
-                | u64::from(src.not) << 2
-                | u64::from(src.swizzle) << 8
-                | u64::from(src.widen) << 16
-                | u64::from(src.lane) << 24;
-            h.write_u64(tag | mods << 8);
-            h.write_u64(payload);
-        }
-    }
-}
-
-fn key(inst: &Inst) -> Option<Key> {
+/// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
+/// single-result ALU instruction.
+fn candidate(inst: &Inst) -> bool {
     match inst.kind {
-        InstKind::Copy if !matches!(inst.srcs[0].operand, Operand::Value(_)) => {
-            Some(Key { kind: 1, mach: inst.mach, srcs: inst.srcs })
-        }
+        InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
         InstKind::Machine => {
             let info = inst.mach.info();
-            let pure = info.unit.is_alu()
+            info.unit.is_alu()
                 && !inst.has_side_effects()
                 && info.staging.is_empty()
                 && inst.dests.len() == 1
@@ -78,34 +38,78 @@ fn key(inst: &Inst) -> Option<Key> {
                         | Opcode::CLPER_U64
                         | Opcode::CLPER_S64
                         | Opcode::WMASK
-                );
-            pure.then_some(Key { kind: 0, mach: inst.mach, srcs: inst.srcs })
+                )
         }
-        _ => None,
+        _ => false,
     }
 }
 
-/// An available expression: its key, the value computing it, the block of its definition, and
-/// the next entry with the same hash (`u32::MAX`: none).
+/// Whether two candidates compute the same value: same kind, same machine template (opcode,
+/// flow, modifiers, immediates; its operand fields are always reset in the IR) and same
+/// sources.
+fn same(a: &Inst, b: &Inst) -> bool {
+    a.kind == b.kind && a.srcs == b.srcs && a.mach == b.mach
+}
+
+/// A hash of the fields that tell candidates apart in practice (equality is decided by
+/// [`same`]).
+fn hash(inst: &Inst) -> u64 {
+    let mut h = FxHasher::default();
+    let m = &inst.mach;
+    h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
+    let mut mods = 0u64;
+    for (k, &x) in m.mods.iter().enumerate() {
+        mods ^= u64::from(x) << (8 * (k % 8));
+    }
+    h.write_u64(mods);
+    h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
+    for src in &inst.srcs {
+        let (tag, payload) = match src.operand {
+            Operand::None => break,
+            Operand::Value(v) => (1u64, u64::from(v.0)),
+            Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
+            Operand::Const(c) => (3, u64::from(c)),
+            Operand::Uniform(u) => (4, u64::from(u)),
+            Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
+        };
+        let mods = u64::from(src.neg)
+            | u64::from(src.abs) << 1
+            | u64::from(src.not) << 2
+            | u64::from(src.swizzle) << 8
+            | u64::from(src.widen) << 16
+            | u64::from(src.lane) << 24;
+        h.write_u64(tag | mods << 8);
+        h.write_u64(payload);
+    }
+    h.finish()
+}
+
+/// An available expression: the instruction computing it, its value, the block of its
+/// definition, and the next entry with the same hash (`u32::MAX`: none).
 struct Available {
-    key: Key,
+    inst: InstId,
     value: Value,
     block: Block,
     next: u32,
 }
 
 pub fn run(shader: &mut Shader) -> bool {
-    let dom = DomTree::compute(shader);
-    // Keys are large, so the hash table holds only their hashes; entries with equal hashes are
-    // chained.
+    // Straight-line code needs no dominator tree.
+    let dom = (shader.blocks.len() > 1).then(|| DomTree::compute(shader));
+    let order = match &dom {
+        Some(dom) => dom.preorder(),
+        None => vec![shader.entry()],
+    };
+    let dominates = |a: Block, b: Block| dom.as_ref().is_none_or(|d| d.dominates(a, b));
+    // The hash table holds only hashes; entries with equal hashes are chained.
     let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
     let mut entries: Vec<Available> = Vec::new();
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
-    for b in dom.preorder() {
+    for b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
-            let inst = shader.inst_mut(id);
+            let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
             }
@@ -117,27 +121,28 @@ pub fn run(shader: &mut Shader) -> bool {
                     src.operand = Operand::Value(r);
                 }
             }
-            let Some(key) = key(inst) else { continue };
-            let dests = inst.dests;
-            let dest = shader.get(dests)[0];
-            let hash = FxBuildHasher.hash_one(&key);
-            let head = heads.entry(hash).or_insert(u32::MAX);
+            if !candidate(inst) {
+                continue;
+            }
+            let inst = &shader.insts[id.index()];
+            let dest = shader.get(inst.dests)[0];
+            let head = heads.entry(hash(inst)).or_insert(u32::MAX);
             let mut at = *head;
-            while at != u32::MAX && entries[at as usize].key != key {
+            while at != u32::MAX && !same(&shader.insts[entries[at as usize].inst.index()], inst) {
                 at = entries[at as usize].next;
             }
             if at == u32::MAX {
-                entries.push(Available { key, value: dest, block: b, next: *head });
+                entries.push(Available { inst: id, value: dest, block: b, next: *head });
                 *head = entries.len() as u32 - 1;
                 continue;
             }
             let e = &mut entries[at as usize];
-            if dom.dominates(e.block, b) {
+            if dominates(e.block, b) {
                 replace[dest.index()] = Some(e.value);
-                shader.inst_mut(id).dead = true;
+                shader.insts[id.index()].dead = true;
                 changed = true;
             } else {
-                (e.value, e.block) = (dest, b);
+                (e.inst, e.value, e.block) = (id, dest, b);
             }
         }
     }

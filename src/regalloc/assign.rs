@@ -388,7 +388,7 @@ impl<'a> Assigner<'a> {
         let s = self.shader;
         self.block_stamp += 1;
         let stamp = self.block_stamp;
-        for &v in &self.live.live_out[b.index()] {
+        for &v in self.live.live_out(b) {
             self.out_stamp[v.index()] = stamp;
         }
         let mut insts = std::mem::take(&mut self.block_buf);
@@ -471,7 +471,7 @@ impl<'a> Assigner<'a> {
         self.block_buf = insts;
         // Exit state.
         let mut exit = Vec::new();
-        for &v in &self.live.live_out[b.index()] {
+        for &v in self.live.live_out(b) {
             let r = self.loc[v.index()];
             if r == NONE {
                 return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
@@ -902,11 +902,11 @@ impl<'a> Assigner<'a> {
                 push_evict(w, &mut evict);
             }
         }
-        for r in 0..64u8 {
-            if (zone | evict_for_defs | fixed_def.map_or(0, regs::bit)) & regs::bit(r) != 0
-                && through & regs::bit(r) != 0
-                && let Some(w) = self.owner_of(r)
-            {
+        let mut outliving = (zone | evict_for_defs | fixed_def.map_or(0, regs::bit)) & through;
+        while outliving != 0 {
+            let r = outliving.trailing_zeros() as Reg;
+            outliving &= outliving - 1;
+            if let Some(w) = self.owner_of(r) {
                 push_evict(w, &mut evict);
             }
         }

@@ -81,9 +81,8 @@ pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> 
         let mut info = spill::SpillInfo { tls_end: aligned_base, ..Default::default() };
         let result = if demand > budget || budget < 64 {
             let mut shader = prepared.shader.clone();
-            spill::spill(&mut shader, budget, &mut info).map_err(Error::OutOfRegisters)?;
-            let live = Liveness::compute(&shader);
-            try_assign(&prepared, &shader, &live, regs::ALL, &info, options)
+            let spilled = spill::spill(&mut shader, budget, &mut info, &live).map_err(Error::OutOfRegisters)?;
+            try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options)
                 .map(|mach| Allocation { mach, shader, spill: info })
         } else {
             match try_assign(&prepared, &prepared.shader, &live, regs::ALL, &info, options) {
