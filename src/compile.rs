@@ -18,6 +18,7 @@ use crate::lower::{self, Gpu};
 use crate::opt;
 use crate::valhall::Opcode;
 use crate::valhall::tables::MemoryAccess;
+use std::time::{Duration, Instant};
 
 /// Compilation options.
 #[derive(Clone, Debug)]
@@ -47,13 +48,58 @@ pub struct IrProgram {
     pub dumps: Vec<(String, String)>,
 }
 
+/// Time spent in each stage of one compilation ([`compile_timed`], for the benchmark).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub parse_check: Duration,
+    pub lower: Duration,
+    pub optimize: Duration,
+    /// IDVS split, legalisation and its clean-up.
+    pub legalize: Duration,
+    pub regalloc: Duration,
+    /// Flow passes, encoding, linking, metadata and listings.
+    pub flow_emit: Duration,
+}
+
+impl StageTimes {
+    pub fn add(&mut self, other: &StageTimes) {
+        self.parse_check += other.parse_check;
+        self.lower += other.lower;
+        self.optimize += other.optimize;
+        self.legalize += other.legalize;
+        self.regalloc += other.regalloc;
+        self.flow_emit += other.flow_emit;
+    }
+}
+
+/// A stopwatch that costs one branch per stage when off.
+struct Laps<'a> {
+    times: Option<(&'a mut StageTimes, Instant)>,
+}
+
+impl Laps<'_> {
+    /// Adds the time since the previous lap to the stage `field` selects.
+    fn lap(&mut self, field: fn(&mut StageTimes) -> &mut Duration) {
+        if let Some((times, last)) = &mut self.times {
+            let now = Instant::now();
+            *field(times) += now - *last;
+            *last = now;
+        }
+    }
+}
+
 /// Parses, checks, lowers, optimises and legalises a TGSI shader.
 pub fn compile_to_ir(text: &str, options: &Options) -> Result<IrProgram, Diagnostics> {
+    compile_to_ir_laps(text, options, &mut Laps { times: None })
+}
+
+fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<IrProgram, Diagnostics> {
     let program = crate::tgsi::parse(text)?;
     let diagnostics = crate::tgsi::check(&program);
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(Diagnostics(diagnostics));
     }
+    laps.lap(|t| &mut t.parse_check);
     let mut dumps = Vec::new();
     let wants = |pass: &str| options.print_after.iter().any(|p| p == pass || p == "all");
     let record = |pass: &str, name: &str, shader: &Shader, dumps: &mut Vec<(String, String)>| {
@@ -66,9 +112,12 @@ pub fn compile_to_ir(text: &str, options: &Options) -> Result<IrProgram, Diagnos
     let mut shader = lowered.shader;
     verify_after(&shader, "lower");
     record("lower", "main", &shader, &mut dumps);
+    laps.lap(|t| &mut t.lower);
     let opt_options = opt::Options { contract: options.contract };
     opt::optimize(&mut shader, &opt_options);
     record("optimize", "main", &shader, &mut dumps);
+    laps.lap(|t| &mut t.optimize);
+    if std::env::var_os("TGSI_DEBUG_ARENA").is_some() { eprintln!("arena {} live {} values {} blocks {}", shader.insts.len(), shader.inst_count(), shader.values.len(), shader.blocks.len()); }
     let mut variants = match shader.stage {
         Stage::Vertex => split_idvs(&shader),
         _ => vec![("main".to_string(), shader)],
@@ -81,6 +130,7 @@ pub fn compile_to_ir(text: &str, options: &Options) -> Result<IrProgram, Diagnos
         verify_after(v, "legalize cleanup");
         record("legalize", name, v, &mut dumps);
     }
+    laps.lap(|t| &mut t.legalize);
     Ok(IrProgram { variants, meta: lowered.meta, warnings: diagnostics, dumps })
 }
 
@@ -99,18 +149,33 @@ pub struct Compiled {
 
 /// Compiles TGSI text to a Valhall blob with its metadata.
 pub fn compile(text: &str, options: &Options) -> Result<Compiled, Diagnostics> {
-    let ir = compile_to_ir(text, options)?;
+    compile_laps(text, options, &mut Laps { times: None })
+}
+
+/// [`compile`], also returning the time spent in each stage.
+pub fn compile_timed(text: &str, options: &Options) -> (Result<Compiled, Diagnostics>, StageTimes) {
+    let mut times = StageTimes::default();
+    let result = compile_laps(text, options, &mut Laps { times: Some((&mut times, Instant::now())) });
+    (result, times)
+}
+
+fn compile_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<Compiled, Diagnostics> {
+    let ir = compile_to_ir_laps(text, options, laps)?;
     let mut dumps = ir.dumps;
     let mut meta = ir.meta;
     let backend = blob::Options::default();
     let mut compiled = Vec::with_capacity(ir.variants.len());
     for (name, shader) in &ir.variants {
-        let c = blob::compile_full(shader, &backend).map_err(|e| {
+        let failed = |e: blob::Error| {
             Diagnostics::from(
                 Diagnostic::error("E0390", Span::default(), format!("the back end failed on the {name} variant: {e}"))
                     .with_note("this is a bug in tgsi2va; please report it with the input file"),
             )
-        })?;
+        };
+        let alloc = crate::regalloc::allocate(shader, &backend.regalloc).map_err(|e| failed(e.into()))?;
+        laps.lap(|t| &mut t.regalloc);
+        let c = blob::finish(alloc).map_err(failed)?;
+        laps.lap(|t| &mut t.flow_emit);
         if options.print_after.iter().any(|p| p == "backend" || p == "all") {
             let title = if name == "main" { "backend".to_string() } else { format!("backend ({name})") };
             dumps.push((title, c.assembly()));
@@ -123,6 +188,7 @@ pub fn compile(text: &str, options: &Options) -> Result<Compiled, Diagnostics> {
     meta.variants = variants;
     meta.tls_size = compiled.iter().map(|(_, c)| c.info.tls_size).max().unwrap_or(0).max(meta.tls_size);
     let listings = compiled.iter().map(|(n, c)| (n.clone(), c.assembly())).collect();
+    laps.lap(|t| &mut t.flow_emit);
     Ok(Compiled { blob: bytes, meta, listings, warnings: ir.warnings, dumps })
 }
 

@@ -79,7 +79,11 @@ pub fn compile(shader: &Shader, options: &Options) -> Result<(Vec<u8>, VariantIn
 
 /// [`compile`], keeping the machine program (for listings and tests).
 pub fn compile_full(shader: &Shader, options: &Options) -> Result<Compiled, Error> {
-    let alloc = regalloc::allocate(shader, &options.regalloc)?;
+    finish(regalloc::allocate(shader, &options.regalloc)?)
+}
+
+/// The part of [`compile_full`] after register allocation: flow control and encoding.
+pub fn finish(alloc: regalloc::Allocation) -> Result<Compiled, Error> {
     let mut mach = alloc.mach;
     if mach.inst_count() == 0 && mach.blocks.iter().all(|b| !matches!(b.term, regalloc::MachTerm::Branch { .. })) {
         // An empty program stays empty: no `NOP.end`, no padding (§A.8).

@@ -114,33 +114,82 @@ fn is_fixed_function(op: Opcode) -> bool {
     matches!(op, Opcode::BLEND | Opcode::LD_TILE | Opcode::ST_TILE)
 }
 
-/// The waits needed right before `i` in state `s` (slot mask, see [`flows`]).
-fn waits_before(i: &Instr, s: &State, fragment: bool) -> u8 {
-    let mut mask = 0u8;
-    let touched = reads(i) | writes(i);
-    for (k, slot) in s.iter().enumerate() {
-        if slot.regs & touched != 0 {
-            mask |= 1 << k;
+/// What the simulation needs to know about one instruction (computed once per instruction, as
+/// the fixed point visits blocks several times).
+#[derive(Clone, Copy, Debug)]
+struct Effect {
+    /// Registers read or written.
+    touched: u64,
+    writes: u64,
+    /// General slot of a message (`None` for ALU instructions, slot 7 or no slot).
+    slot: Option<usize>,
+    message: bool,
+    varying: bool,
+    memory: bool,
+    serialises_varyings: bool,
+    barrier: bool,
+    /// Waits the instruction always needs before it (D6).
+    fixed_waits: u8,
+    /// Slots its own flow waits for after it.
+    waits_after: u8,
+}
+
+impl Effect {
+    fn of(i: &Instr, fragment: bool) -> Effect {
+        let writes = writes(i);
+        let mut fixed_waits = 0;
+        if fragment {
+            if is_fixed_function(i.opcode) {
+                fixed_waits |= 0b111 | flows::SLOT6 | flows::SLOT7;
+            }
+            if matches!(i.opcode, Opcode::ATEST | Opcode::ZS_EMIT) {
+                fixed_waits |= 0b111 | flows::SLOT6;
+            }
         }
-        if serialises_varyings(i) && slot.varying {
-            mask |= 1 << k;
-        }
-        if is_memory(i) && slot.memory {
-            mask |= 1 << k;
-        }
-        if i.opcode == Opcode::BARRIER && slot.busy {
-            mask |= 1 << k;
+        let message = is_message(i);
+        Effect {
+            touched: reads(i) | writes,
+            writes,
+            slot: if message { slot_of(i) } else { None },
+            message,
+            varying: is_varying(i),
+            memory: is_memory(i),
+            serialises_varyings: serialises_varyings(i),
+            barrier: i.opcode == Opcode::BARRIER,
+            fixed_waits,
+            waits_after: flows::mask_of(i.flow),
         }
     }
-    if fragment {
-        if is_fixed_function(i.opcode) {
-            mask |= 0b111 | flows::SLOT6 | flows::SLOT7;
+
+    /// The waits needed right before the instruction in state `s` (slot mask, see [`flows`]).
+    fn waits_before(&self, s: &State) -> u8 {
+        let mut mask = self.fixed_waits;
+        for (k, slot) in s.iter().enumerate() {
+            if slot.regs & self.touched != 0
+                || self.serialises_varyings && slot.varying
+                || self.memory && slot.memory
+                || self.barrier && slot.busy
+            {
+                mask |= 1 << k;
+            }
         }
-        if matches!(i.opcode, Opcode::ATEST | Opcode::ZS_EMIT) {
-            mask |= 0b111 | flows::SLOT6;
-        }
+        mask
     }
-    mask
+
+    fn issue(&self, s: &mut State) {
+        if !self.message {
+            return;
+        }
+        if let Some(k) = self.slot {
+            let slot = &mut s[k];
+            slot.regs |= self.writes;
+            slot.busy = true;
+            slot.varying |= self.varying;
+            slot.memory |= self.memory;
+        }
+        // The flow of the instruction itself takes effect after it.
+        apply_wait(s, self.waits_after);
+    }
 }
 
 fn apply_wait(s: &mut State, mask: u8) {
@@ -162,33 +211,29 @@ fn slot_of(i: &Instr) -> Option<usize> {
     }
 }
 
-fn issue(i: &Instr, s: &mut State) {
-    if !is_message(i) {
-        return;
-    }
-    if let Some(k) = slot_of(i) {
-        let slot = &mut s[k];
-        slot.regs |= writes(i);
-        slot.busy = true;
-        slot.varying |= is_varying(i);
-        slot.memory |= is_memory(i);
-    }
-    // The flow of the instruction itself takes effect after it.
-    apply_wait(s, flows::mask_of(i.flow));
-}
-
 /// Simulates a block from `entry`, optionally recording the waits before each instruction.
-fn simulate(insts: &[MachInst], entry: State, fragment: bool, mut record: Option<&mut Vec<u8>>) -> State {
+fn simulate(effects: &[Effect], entry: State, mut record: Option<&mut Vec<u8>>) -> State {
     let mut s = entry;
-    for mi in insts {
-        let mask = waits_before(&mi.instr, &s, fragment);
+    for e in effects {
+        let mask = e.waits_before(&s);
         apply_wait(&mut s, mask);
         if let Some(r) = record.as_deref_mut() {
             r.push(mask);
         }
-        issue(&mi.instr, &mut s);
+        e.issue(&mut s);
     }
     s
+}
+
+/// Outstanding varying loads are waited for at the end of a block (D3): the slot mask.
+fn varying_mask(s: &State) -> u8 {
+    let mut vmask = 0;
+    for (k, slot) in s.iter().enumerate() {
+        if slot.varying {
+            vmask |= 1 << k;
+        }
+    }
+    vmask
 }
 
 /// Assigns slots and inserts the wait NOPs.
@@ -220,10 +265,20 @@ pub fn insert(mach: &mut MachShader) {
             }
         }
     }
-    // Fixed point over the CFG.
+    // Fixed point over the CFG. A block whose entry state did not change since it was last
+    // simulated keeps its exit state.
     let n = mach.blocks.len();
+    let mut start = Vec::with_capacity(n + 1);
+    let mut effects = Vec::with_capacity(mach.inst_count());
+    for b in &mach.blocks {
+        start.push(effects.len());
+        effects.extend(b.insts.iter().map(|mi| Effect::of(&mi.instr, fragment)));
+    }
+    start.push(effects.len());
+    let block_effects = |b: usize| &effects[start[b]..start[b + 1]];
     let mut entry: Vec<State> = vec![State::default(); n];
     let mut exit: Vec<State> = vec![State::default(); n];
+    let mut simulated = vec![false; n];
     let mut changed = true;
     while changed {
         changed = false;
@@ -232,15 +287,13 @@ pub fn insert(mach: &mut MachShader) {
             for &p in &mach.blocks[b].preds {
                 s = union(&s, &exit[p]);
             }
-            entry[b] = s;
-            let mut out = simulate(&mach.blocks[b].insts, s, fragment, None);
-            // D3: outstanding varying loads are waited for at the end of the block.
-            let mut vmask = 0;
-            for (k, slot) in out.iter().enumerate() {
-                if slot.varying {
-                    vmask |= 1 << k;
-                }
+            if simulated[b] && entry[b] == s {
+                continue;
             }
+            simulated[b] = true;
+            entry[b] = s;
+            let mut out = simulate(block_effects(b), s, None);
+            let vmask = varying_mask(&out);
             apply_wait(&mut out, vmask);
             if out != exit[b] {
                 exit[b] = out;
@@ -249,20 +302,16 @@ pub fn insert(mach: &mut MachShader) {
         }
     }
     // Insert the NOPs.
+    let mut masks = Vec::new();
     for (b, block) in mach.blocks.iter_mut().enumerate() {
-        let mut masks = Vec::with_capacity(block.insts.len());
-        let out = simulate(&block.insts, entry[b], fragment, Some(&mut masks));
-        let mut vmask = 0;
-        for (k, slot) in out.iter().enumerate() {
-            if slot.varying {
-                vmask |= 1 << k;
-            }
-        }
+        masks.clear();
+        let out = simulate(block_effects(b), entry[b], Some(&mut masks));
+        let vmask = varying_mask(&out);
         let old = std::mem::take(&mut block.insts);
         let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
         let mut new = Vec::with_capacity(old.len() + 4);
         let last = old.len();
-        for (k, (mi, mask)) in old.into_iter().zip(masks).enumerate() {
+        for (k, (mi, &mask)) in old.into_iter().zip(&masks).enumerate() {
             let mut mask = mask;
             if vmask != 0 && ends_in_branch && k + 1 == last {
                 mask |= vmask;

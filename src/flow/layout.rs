@@ -21,23 +21,7 @@ pub fn materialize(mach: &mut MachShader) {
     if mach.laid_out {
         return;
     }
-    // Trampolines for fall-through edges that do not fall through.
-    let mut i = 0;
-    while i < mach.blocks.len() {
-        if let MachTerm::Branch { cond, if_zero, taken, fallthrough } = mach.blocks[i].term
-            && fallthrough != i + 1
-        {
-            let at = i + 1;
-            shift_targets(mach, at);
-            let fallthrough = if fallthrough >= at { fallthrough + 1 } else { fallthrough };
-            let taken = if taken >= at { taken + 1 } else { taken };
-            let mut t = MachBlock::new(MachTerm::Jump(fallthrough));
-            t.loop_depth = mach.blocks[i].loop_depth;
-            mach.blocks.insert(at, t);
-            mach.blocks[i].term = MachTerm::Branch { cond, if_zero, taken, fallthrough: at };
-        }
-        i += 1;
-    }
+    insert_trampolines(mach);
     for i in 0..mach.blocks.len() {
         match mach.blocks[i].term {
             MachTerm::Jump(t) if t != i + 1 => mach.blocks[i].insts.push(branchz(None, true, t)),
@@ -51,10 +35,24 @@ pub fn materialize(mach: &mut MachShader) {
     mach.laid_out = true;
 }
 
-/// Renumbers block references for a block inserted at `at`.
-fn shift_targets(mach: &mut MachShader, at: usize) {
-    let f = |t: usize| if t >= at { t + 1 } else { t };
-    for b in &mut mach.blocks {
+/// Puts a trampoline right after every branch block whose fall-through successor is not the
+/// next block, renumbering every block reference in one pass.
+fn insert_trampolines(mach: &mut MachShader) {
+    let needs = |i: usize, b: &MachBlock| matches!(b.term, MachTerm::Branch { fallthrough, .. } if fallthrough != i + 1);
+    if !mach.blocks.iter().enumerate().any(|(i, b)| needs(i, b)) {
+        return;
+    }
+    let mut new_index = Vec::with_capacity(mach.blocks.len());
+    let mut inserted = 0;
+    for (i, b) in mach.blocks.iter().enumerate() {
+        new_index.push(i + inserted);
+        inserted += usize::from(needs(i, b));
+    }
+    let old = std::mem::take(&mut mach.blocks);
+    mach.blocks.reserve(old.len() + inserted);
+    for (i, mut b) in old.into_iter().enumerate() {
+        let trampoline = needs(i, &b);
+        let f = |t: usize| new_index[t];
         b.term = match b.term {
             MachTerm::Jump(t) => MachTerm::Jump(f(t)),
             MachTerm::Branch { cond, if_zero, taken, fallthrough } => {
@@ -66,6 +64,19 @@ fn shift_targets(mach: &mut MachShader, at: usize) {
             if let Some(t) = inst.target.as_mut() {
                 *t = f(*t);
             }
+        }
+        let loop_depth = b.loop_depth;
+        if let MachTerm::Branch { cond, if_zero, taken, fallthrough } = b.term
+            && trampoline
+        {
+            let at = mach.blocks.len() + 1;
+            b.term = MachTerm::Branch { cond, if_zero, taken, fallthrough: at };
+            mach.blocks.push(b);
+            let mut t = MachBlock::new(MachTerm::Jump(fallthrough));
+            t.loop_depth = loop_depth;
+            mach.blocks.push(t);
+        } else {
+            mach.blocks.push(b);
         }
     }
 }

@@ -16,8 +16,9 @@ pub struct DomTree {
     rpo_index: Vec<u32>,
     /// Immediate dominator of each block (the entry is its own; unreachable blocks have none).
     idom: Vec<Option<Block>>,
-    /// Children in the dominator tree, in RPO order.
-    children: Vec<Vec<Block>>,
+    /// Children in the dominator tree, in RPO order: `children[child_start[b]..child_start[b + 1]]`.
+    child_start: Vec<u32>,
+    children: Vec<Block>,
     pre: Vec<u32>,
     post: Vec<u32>,
 }
@@ -53,10 +54,21 @@ impl DomTree {
                 }
             }
         }
-        let mut children = vec![Vec::new(); n];
+        let mut child_start = vec![0u32; n + 1];
         for &b in rpo.iter().skip(1) {
             if let Some(d) = idom[b.index()] {
-                children[d.index()].push(b);
+                child_start[d.index() + 1] += 1;
+            }
+        }
+        for b in 0..n {
+            child_start[b + 1] += child_start[b];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![entry; child_start[n] as usize];
+        for &b in rpo.iter().skip(1) {
+            if let Some(d) = idom[b.index()] {
+                children[fill[d.index()] as usize] = b;
+                fill[d.index()] += 1;
             }
         }
         let (mut pre, mut post) = (vec![u32::MAX; n], vec![u32::MAX; n]);
@@ -65,7 +77,8 @@ impl DomTree {
         pre[entry.index()] = counter;
         counter += 1;
         while let Some((b, i)) = stack.pop() {
-            if let Some(&c) = children[b.index()].get(i) {
+            let kids = &children[child_start[b.index()] as usize..child_start[b.index() + 1] as usize];
+            if let Some(&c) = kids.get(i) {
                 stack.push((b, i + 1));
                 pre[c.index()] = counter;
                 counter += 1;
@@ -75,7 +88,7 @@ impl DomTree {
                 counter += 1;
             }
         }
-        DomTree { rpo, rpo_index, idom, children, pre, post }
+        DomTree { rpo, rpo_index, idom, child_start, children, pre, post }
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). False for unreachable blocks.
@@ -90,7 +103,7 @@ impl DomTree {
 
     /// Children of `b` in the dominator tree.
     pub fn children(&self, b: Block) -> &[Block] {
-        &self.children[b.index()]
+        &self.children[self.child_start[b.index()] as usize..self.child_start[b.index() + 1] as usize]
     }
 
     pub fn is_reachable(&self, b: Block) -> bool {
@@ -109,7 +122,7 @@ impl DomTree {
         let mut stack = vec![entry];
         while let Some(b) = stack.pop() {
             order.push(b);
-            stack.extend(self.children[b.index()].iter().rev());
+            stack.extend(self.children(b).iter().rev());
         }
         order
     }
@@ -133,14 +146,18 @@ pub fn reverse_post_order(shader: &Shader) -> Vec<Block> {
     let mut visited = vec![false; n];
     let mut post = Vec::with_capacity(n);
     let entry = shader.entry();
-    let mut stack: Vec<(Block, Vec<Block>)> = vec![(entry, shader.succs(entry).collect())];
+    // (block, number of its successors not visited yet); successors are taken last first.
+    let succ_count = |b: Block| shader.succs(b).count();
+    let mut stack: Vec<(Block, usize)> = vec![(entry, succ_count(entry))];
     visited[entry.index()] = true;
-    while let Some((b, succs)) = stack.last_mut() {
-        if let Some(s) = succs.pop() {
-            if !visited[s.index()] {
+    while let Some((b, left)) = stack.last_mut() {
+        if *left > 0 {
+            *left -= 1;
+            if let Some(s) = shader.succs(*b).nth(*left)
+                && !visited[s.index()]
+            {
                 visited[s.index()] = true;
-                let next: Vec<Block> = shader.succs(s).collect();
-                stack.push((s, next));
+                stack.push((s, succ_count(s)));
             }
         } else {
             post.push(*b);

@@ -15,8 +15,39 @@ use super::{Block, InstKind, Shader, Terminator, Value};
 /// Live sets of every block; each set is sorted by value number.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
-    pub live_in: Vec<Vec<Value>>,
-    pub live_out: Vec<Vec<Value>>,
+    live_in: Sets,
+    live_out: Sets,
+}
+
+/// One set of values per block, stored back to back (`values[start[b]..start[b + 1]]`).
+#[derive(Clone, Debug, Default)]
+struct Sets {
+    start: Vec<u32>,
+    values: Vec<Value>,
+}
+
+impl Sets {
+    /// Groups (block, value) pairs by block, keeping their order within a block.
+    fn from_pairs(nblocks: usize, pairs: &[(u32, Value)]) -> Sets {
+        let mut start = vec![0u32; nblocks + 1];
+        for &(b, _) in pairs {
+            start[b as usize + 1] += 1;
+        }
+        for b in 0..nblocks {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut values = vec![Value(0); pairs.len()];
+        for &(b, v) in pairs {
+            values[fill[b as usize] as usize] = v;
+            fill[b as usize] += 1;
+        }
+        Sets { start, values }
+    }
+
+    fn get(&self, b: Block) -> &[Value] {
+        &self.values[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
+    }
 }
 
 impl Liveness {
@@ -36,26 +67,40 @@ impl Liveness {
             }
             let _ = block;
         }
-        // Uses per value: (block, used at block end for a predecessor φ argument / branch?).
-        // `end_of` = the use happens after every instruction of the block (live-out).
-        let mut uses: Vec<Vec<(u32, bool)>> = vec![Vec::new(); nvalues];
-        for (b, block) in shader.blocks.iter().enumerate() {
-            for id in shader.block_insts(Block(b as u32)) {
-                let inst = shader.inst(id);
-                if inst.kind == InstKind::Phi {
-                    for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
-                        uses[arg.index()].push((pred.0, true));
+        // Uses per value, as (block, at block end?) in one flat array grouped by value (counted
+        // first, then filled): `at_end` = the use happens after every instruction of the block
+        // (a φ argument of a successor, or the branch condition).
+        let mut start = vec![0u32; nvalues + 1];
+        let for_each_use = |f: &mut dyn FnMut(Value, u32, bool)| {
+            for (b, block) in shader.blocks.iter().enumerate() {
+                for id in shader.block_insts(Block(b as u32)) {
+                    let inst = shader.inst(id);
+                    if inst.kind == InstKind::Phi {
+                        for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
+                            f(arg, pred.0, true);
+                        }
+                    } else {
+                        shader.for_each_use(inst, |v| f(v, b as u32, false));
                     }
-                } else {
-                    shader.for_each_use(inst, |v| uses[v.index()].push((b as u32, false)));
+                }
+                if let Terminator::Branch { cond, .. } = block.term {
+                    f(cond, b as u32, true);
                 }
             }
-            if let Terminator::Branch { cond, .. } = block.term {
-                uses[cond.index()].push((b as u32, true));
-            }
+        };
+        for_each_use(&mut |v, _, _| start[v.index() + 1] += 1);
+        for v in 0..nvalues {
+            start[v + 1] += start[v];
         }
-        let mut live_in = vec![Vec::new(); nblocks];
-        let mut live_out: Vec<Vec<Value>> = vec![Vec::new(); nblocks];
+        let mut fill = start.clone();
+        let mut uses = vec![(0u32, false); start[nvalues] as usize];
+        for_each_use(&mut |v, b, at_end| {
+            uses[fill[v.index()] as usize] = (b, at_end);
+            fill[v.index()] += 1;
+        });
+        // (block, value) pairs in value order, grouped by block at the end.
+        let mut live_in: Vec<(u32, Value)> = Vec::new();
+        let mut live_out: Vec<(u32, Value)> = Vec::new();
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
         let mut stamp_in = vec![0u32; nblocks];
         let mut stamp_out = vec![0u32; nblocks];
@@ -64,11 +109,11 @@ impl Liveness {
             let value = Value(v as u32);
             let tag = v as u32 + 1;
             let defined_in = def_block[v];
-            for &(b, at_end) in &uses[v] {
+            for &(b, at_end) in &uses[start[v] as usize..start[v + 1] as usize] {
                 if at_end {
                     if stamp_out[b as usize] != tag {
                         stamp_out[b as usize] = tag;
-                        live_out[b as usize].push(value);
+                        live_out.push((b, value));
                     }
                     if b == defined_in {
                         continue;
@@ -87,12 +132,12 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[bi] = tag;
-                    live_in[bi].push(value);
+                    live_in.push((b, value));
                     for &p in &shader.blocks[bi].preds {
                         let pi = p.index();
                         if stamp_out[pi] != tag {
                             stamp_out[pi] = tag;
-                            live_out[pi].push(value);
+                            live_out.push((p.0, value));
                         }
                         if p.0 != defined_in {
                             work.push(p.0);
@@ -101,15 +146,25 @@ impl Liveness {
                 }
             }
         }
-        Liveness { live_in, live_out }
+        Liveness { live_in: Sets::from_pairs(nblocks, &live_in), live_out: Sets::from_pairs(nblocks, &live_out) }
+    }
+
+    /// The values live at the top of `b` (φ results excluded), sorted.
+    pub fn live_in(&self, b: Block) -> &[Value] {
+        self.live_in.get(b)
+    }
+
+    /// The values live at the end of `b` (φ arguments for successors included), sorted.
+    pub fn live_out(&self, b: Block) -> &[Value] {
+        self.live_out.get(b)
     }
 
     pub fn is_live_in(&self, b: Block, v: Value) -> bool {
-        self.live_in[b.index()].binary_search(&v).is_ok()
+        self.live_in(b).binary_search(&v).is_ok()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {
-        self.live_out[b.index()].binary_search(&v).is_ok()
+        self.live_out(b).binary_search(&v).is_ok()
     }
 }
 
@@ -135,11 +190,11 @@ mod tests {
         let p = b.phi(&[y, z]);
         let _ = b.fadd(p, x);
         let live = Liveness::compute(&s);
-        assert_eq!(live.live_out[0], vec![x, y], "x for then/join, y as the φ argument; the branch reads x too");
-        assert_eq!(live.live_in[1], vec![x]);
-        assert_eq!(live.live_out[1], vec![x, z]);
-        assert_eq!(live.live_in[2], vec![x], "the φ result is not live-in");
-        assert!(live.live_out[2].is_empty());
+        assert_eq!(live.live_out(Block(0)), [x, y], "x for then/join, y as the φ argument; the branch reads x too");
+        assert_eq!(live.live_in(Block(1)), [x]);
+        assert_eq!(live.live_out(Block(1)), [x, z]);
+        assert_eq!(live.live_in(Block(2)), [x], "the φ result is not live-in");
+        assert!(live.live_out(Block(2)).is_empty());
     }
 
     #[test]

@@ -559,10 +559,12 @@ impl Shader {
         for &v in self.get(inst.dests) {
             f(v);
         }
-        for k in 0..2 {
-            if inst.staging_is_write(k) {
-                for &v in self.get(inst.staging[k]) {
-                    f(v);
+        if inst.is_machine() {
+            for (k, staging) in inst.mach.info().staging.iter().enumerate() {
+                if staging.write {
+                    for &v in self.get(inst.staging[k]) {
+                        f(v);
+                    }
                 }
             }
         }
@@ -571,15 +573,30 @@ impl Shader {
     /// Calls `f` for every value the instruction reads: sources, read staging operands and
     /// φ/parallel-copy arguments.
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        for src in inst.sources() {
-            src.operand.values().for_each(&mut f);
-        }
-        for k in 0..2 {
-            if inst.is_machine() && !inst.staging_is_write(k) {
-                for &v in self.get(inst.staging[k]) {
-                    f(v);
+        let mut operand = |op: Operand| match op {
+            Operand::Value(v) => f(v),
+            Operand::Pair(lo, hi) => {
+                f(lo);
+                f(hi);
+            }
+            _ => {}
+        };
+        match inst.kind {
+            InstKind::Machine => {
+                let info = inst.mach.info();
+                for src in &inst.srcs[..info.srcs.len()] {
+                    operand(src.operand);
+                }
+                for k in 0..2 {
+                    if !info.staging.get(k).is_some_and(|s| s.write) {
+                        for &v in self.get(inst.staging[k]) {
+                            f(v);
+                        }
+                    }
                 }
             }
+            InstKind::Copy => operand(inst.srcs[0].operand),
+            _ => {}
         }
         for &v in self.get(inst.args) {
             f(v);
@@ -624,10 +641,16 @@ impl Shader {
     /// Replaces every use of each value by its image under `map` (values map to themselves when
     /// `map` returns `None`). Definitions are unchanged.
     pub fn rewrite_uses(&mut self, map: impl Fn(Value) -> Option<Operand>) {
-        for b in 0..self.blocks.len() {
-            for i in 0..self.blocks[b].insts.len() {
-                let id = self.blocks[b].insts[i];
-                let mut inst = self.insts[id.index()];
+        let Shader { blocks, insts, pool, .. } = self;
+        let list = |pool: &mut Vec<Value>, l: ValueList| {
+            let (start, end) = (l.start as usize, (l.start + l.len) as usize);
+            for v in &mut pool[start..end] {
+                *v = rewrite_value(*v, &map);
+            }
+        };
+        for block in blocks.iter_mut() {
+            for &id in &block.insts {
+                let inst = &mut insts[id.index()];
                 if inst.dead {
                     continue;
                 }
@@ -635,19 +658,17 @@ impl Shader {
                 for src in &mut inst.srcs[..nsrc] {
                     src.operand = rewrite_operand(src.operand, &map);
                 }
-                for k in 0..2 {
-                    if inst.is_machine() && !inst.staging_is_write(k) {
-                        for v in self.get_mut(inst.staging[k]) {
-                            *v = rewrite_value(*v, &map);
+                if inst.is_machine() {
+                    let staging = inst.mach.info().staging;
+                    for k in 0..2 {
+                        if !staging.get(k).is_some_and(|s| s.write) {
+                            list(pool, inst.staging[k]);
                         }
                     }
                 }
-                for v in self.get_mut(inst.args) {
-                    *v = rewrite_value(*v, &map);
-                }
-                self.insts[id.index()] = inst;
+                list(pool, inst.args);
             }
-            if let Terminator::Branch { cond, .. } = &mut self.blocks[b].term {
+            if let Terminator::Branch { cond, .. } = &mut block.term {
                 *cond = rewrite_value(*cond, &map);
             }
         }

@@ -17,27 +17,21 @@ use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
 use crate::valhall::tables::{SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
 
-/// Legalises every machine instruction of the shader.
+/// Legalises every machine instruction of the shader. Each block's instruction list is
+/// rebuilt in one pass: materialised operands are appended right before their reader.
 pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
-        let mut i = 0;
-        while i < shader.blocks[b].insts.len() {
-            let id = shader.blocks[b].insts[i];
-            let inst = *shader.inst(id);
-            if inst.dead || !inst.is_machine() {
-                i += 1;
-                continue;
+        let block = Block(b as u32);
+        let old = std::mem::take(&mut shader.blocks[b].insts);
+        shader.blocks[b].insts.reserve(old.len());
+        for id in old {
+            let inst = shader.inst(id);
+            if !inst.dead && inst.is_machine() {
+                fuse_immediate_add(shader, id);
+                encode_constants(shader, block, id);
+                enforce_fau_limits(shader, block, id);
             }
-            let before = shader.blocks[b].insts.len();
-            fuse_immediate_add(shader, id);
-            encode_constants(shader, Block(b as u32), i, id);
-            // Copies were inserted before the instruction: find it again.
-            let inserted = shader.blocks[b].insts.len() - before;
-            let at = i + inserted;
-            let before = shader.blocks[b].insts.len();
-            enforce_fau_limits(shader, Block(b as u32), at, id);
-            let inserted2 = shader.blocks[b].insts.len() - before;
-            i = at + inserted2 + 1;
+            shader.blocks[b].insts.push(id);
         }
     }
 }
@@ -122,7 +116,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
     }
 }
 
-fn encode_constants(shader: &mut Shader, block: Block, index: usize, id: InstId) {
+fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     let inst = *shader.inst(id);
     let info = inst.mach.info();
     let signed = signed_widen(inst.mach.opcode);
@@ -134,7 +128,7 @@ fn encode_constants(shader: &mut Shader, block: Block, index: usize, id: InstId)
             srcs[k].widen = 4;
         }
     }
-    let mut b = Builder::before(shader, block, index);
+    let mut b = Builder::new(shader, block);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];
         if !matches!(src.operand, Operand::Const(_)) {
@@ -212,14 +206,11 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-fn enforce_fau_limits(shader: &mut Shader, block: Block, index: usize, id: InstId) {
-    let mut at = index;
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
     for _ in 0..4 {
         let inst = *shader.inst(id);
-        if !violates(&probe(shader, &inst)) {
-            return;
-        }
-        // Move the last FAU-reading source into a register.
+        // The last FAU-reading source; without one there is nothing to move (and nothing to
+        // check).
         let info = inst.mach.info();
         let Some(k) = (0..info.srcs.len())
             .rev()
@@ -227,9 +218,13 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, index: usize, id: InstI
         else {
             return;
         };
+        if !violates(&probe(shader, &inst)) {
+            return;
+        }
+        // Move it into a register.
         let src = inst.srcs[k];
         let sinfo = &info.srcs[k];
-        let mut b = Builder::before(shader, block, at);
+        let mut b = Builder::new(shader, block);
         let operand = if sinfo.size == 64 {
             let (lo, hi): (Value, Value) = match src.operand {
                 Operand::Uniform(u) => (b.copy(Operand::Uniform(u)), b.copy(Operand::Uniform(u + 1))),
@@ -243,7 +238,6 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, index: usize, id: InstI
         } else {
             Operand::Value(b.copy(src.operand))
         };
-        at += if sinfo.size == 64 { 2 } else { 1 };
         shader.inst_mut(id).srcs[k] = Src { operand, ..src };
     }
 }

@@ -2,28 +2,28 @@
 //! dominates it (same opcode, modifiers, immediates and sources) is replaced by it. Only pure
 //! single-result ALU instructions and constant materialisations take part; cross-lane
 //! operations (CLPER, WMASK) are excluded because their results depend on the active lanes.
-//! A scoped hash table makes it linear in the program size.
+//!
+//! Blocks are visited in dominator-tree pre-order with one table of available expressions. An
+//! entry whose block does not dominate the current block is stale (its subtree is finished)
+//! and is overwritten instead of removed on the way back up, so each instruction costs one
+//! hash-table probe: linear in the program size. Entries name the instruction that computes
+//! the expression; its sources were already renamed when it was entered and do not change
+//! during the walk, so it can be compared directly.
 
 use crate::ir::dom::DomTree;
-use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Value};
-use crate::valhall::{Instr, Opcode};
-use std::collections::HashMap;
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
+use crate::valhall::Opcode;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::Hasher;
 
-#[derive(Clone, PartialEq, Eq, Hash)]
-struct Key {
-    kind: u8,
-    mach: Instr,
-    srcs: [Src; 4],
-}
-
-fn key(shader: &Shader, inst: &Inst) -> Option<Key> {
+/// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
+/// single-result ALU instruction.
+fn candidate(inst: &Inst) -> bool {
     match inst.kind {
-        InstKind::Copy if !matches!(inst.srcs[0].operand, Operand::Value(_)) => {
-            Some(Key { kind: 1, mach: inst.mach, srcs: inst.srcs })
-        }
+        InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
         InstKind::Machine => {
             let info = inst.mach.info();
-            let pure = info.unit.is_alu()
+            info.unit.is_alu()
                 && !inst.has_side_effects()
                 && info.staging.is_empty()
                 && inst.dests.len() == 1
@@ -38,67 +38,112 @@ fn key(shader: &Shader, inst: &Inst) -> Option<Key> {
                         | Opcode::CLPER_U64
                         | Opcode::CLPER_S64
                         | Opcode::WMASK
-                );
-            let _ = shader;
-            pure.then_some(Key { kind: 0, mach: inst.mach, srcs: inst.srcs })
+                )
         }
-        _ => None,
+        _ => false,
     }
 }
 
+/// Whether two candidates compute the same value: same kind, same machine template (opcode,
+/// flow, modifiers, immediates; its operand fields are always reset in the IR) and same
+/// sources.
+fn same(a: &Inst, b: &Inst) -> bool {
+    a.kind == b.kind && a.srcs == b.srcs && a.mach == b.mach
+}
+
+/// A hash of the fields that tell candidates apart in practice (equality is decided by
+/// [`same`]).
+fn hash(inst: &Inst) -> u64 {
+    let mut h = FxHasher::default();
+    let m = &inst.mach;
+    h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
+    let mut mods = 0u64;
+    for (k, &x) in m.mods.iter().enumerate() {
+        mods ^= u64::from(x) << (8 * (k % 8));
+    }
+    h.write_u64(mods);
+    h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
+    for src in &inst.srcs {
+        let (tag, payload) = match src.operand {
+            Operand::None => break,
+            Operand::Value(v) => (1u64, u64::from(v.0)),
+            Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
+            Operand::Const(c) => (3, u64::from(c)),
+            Operand::Uniform(u) => (4, u64::from(u)),
+            Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
+        };
+        let mods = u64::from(src.neg)
+            | u64::from(src.abs) << 1
+            | u64::from(src.not) << 2
+            | u64::from(src.swizzle) << 8
+            | u64::from(src.widen) << 16
+            | u64::from(src.lane) << 24;
+        h.write_u64(tag | mods << 8);
+        h.write_u64(payload);
+    }
+    h.finish()
+}
+
+/// An available expression: the instruction computing it, its value, the block of its
+/// definition, and the next entry with the same hash (`u32::MAX`: none).
+struct Available {
+    inst: InstId,
+    value: Value,
+    block: Block,
+    next: u32,
+}
+
 pub fn run(shader: &mut Shader) -> bool {
-    let dom = DomTree::compute(shader);
-    let mut table: HashMap<Key, Value> = HashMap::new();
+    // Straight-line code needs no dominator tree.
+    let dom = (shader.blocks.len() > 1).then(|| DomTree::compute(shader));
+    let order = match &dom {
+        Some(dom) => dom.preorder(),
+        None => vec![shader.entry()],
+    };
+    let dominates = |a: Block, b: Block| dom.as_ref().is_none_or(|d| d.dominates(a, b));
+    // The hash table holds only hashes; entries with equal hashes are chained.
+    let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut entries: Vec<Available> = Vec::new();
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
-    // Iterative pre-order walk; on leaving a block its entries are removed.
-    let Some(&entry) = dom.rpo.first() else { return false };
-    let mut stack: Vec<(Block, usize, Vec<Key>)> = vec![(entry, 0, Vec::new())];
-    let mut entered = vec![false; shader.blocks.len()];
-    while let Some((block, child, inserted)) = stack.last_mut() {
-        let b = *block;
-        if !entered[b.index()] {
-            entered[b.index()] = true;
-            for id in shader.block_insts(b).collect::<Vec<_>>() {
-                let mut inst = *shader.inst(id);
-                // Sources first read earlier replacements, so chains collapse in one walk.
-                let mut renamed = false;
-                for src in inst.srcs.iter_mut() {
-                    if let Operand::Value(v) = src.operand
-                        && let Some(r) = replace[v.index()]
-                    {
-                        src.operand = Operand::Value(r);
-                        renamed = true;
-                    }
-                }
-                if renamed {
-                    shader.inst_mut(id).srcs = inst.srcs;
-                }
-                let Some(k) = key(shader, &inst) else { continue };
-                let dest = shader.get(inst.dests)[0];
-                match table.get(&k) {
-                    Some(&earlier) => {
-                        replace[dest.index()] = Some(earlier);
-                        shader.inst_mut(id).dead = true;
-                        changed = true;
-                    }
-                    None => {
-                        table.insert(k.clone(), dest);
-                        inserted.push(k);
-                    }
+    for b in order {
+        for i in 0..shader.blocks[b.index()].insts.len() {
+            let id = shader.blocks[b.index()].insts[i];
+            let inst = &mut shader.insts[id.index()];
+            if inst.dead {
+                continue;
+            }
+            // Sources first read earlier replacements, so chains collapse in one walk.
+            for src in inst.srcs.iter_mut() {
+                if let Operand::Value(v) = src.operand
+                    && let Some(r) = replace[v.index()]
+                {
+                    src.operand = Operand::Value(r);
                 }
             }
-        }
-        let children = dom.children(b);
-        if *child < children.len() {
-            let next = children[*child];
-            *child += 1;
-            stack.push((next, 0, Vec::new()));
-        } else {
-            for k in inserted.drain(..) {
-                table.remove(&k);
+            if !candidate(inst) {
+                continue;
             }
-            stack.pop();
+            let inst = &shader.insts[id.index()];
+            let dest = shader.get(inst.dests)[0];
+            let head = heads.entry(hash(inst)).or_insert(u32::MAX);
+            let mut at = *head;
+            while at != u32::MAX && !same(&shader.insts[entries[at as usize].inst.index()], inst) {
+                at = entries[at as usize].next;
+            }
+            if at == u32::MAX {
+                entries.push(Available { inst: id, value: dest, block: b, next: *head });
+                *head = entries.len() as u32 - 1;
+                continue;
+            }
+            let e = &mut entries[at as usize];
+            if dominates(e.block, b) {
+                replace[dest.index()] = Some(e.value);
+                shader.insts[id.index()].dead = true;
+                changed = true;
+            } else {
+                (e.inst, e.value, e.block) = (id, dest, b);
+            }
         }
     }
     if changed {

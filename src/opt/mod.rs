@@ -27,18 +27,29 @@ impl Default for Options {
 }
 
 /// Runs the passes to a fixed point (bounded: each round is linear, and rounds stop as soon as
-/// nothing changes; a handful suffice).
+/// nothing changes; a handful suffice). A pass that found nothing to do is not run again until
+/// another pass changes the IR: it would find nothing again.
 pub fn optimize(shader: &mut Shader, options: &Options) {
+    let mut passes: Vec<(&str, fn(&mut Shader) -> bool)> =
+        vec![("merge_blocks", merge_blocks::run), ("copy_prop", copy_prop::run), ("mod_fold", mod_fold::run)];
+    if options.contract {
+        passes.push(("fma", fma::run));
+    }
+    passes.extend([("cse", cse::run as fn(&mut Shader) -> bool), ("dce", dce::run)]);
+    let mut clean = vec![false; passes.len()];
     for _ in 0..8 {
         let mut changed = false;
-        changed |= step(shader, "merge_blocks", merge_blocks::run);
-        changed |= step(shader, "copy_prop", copy_prop::run);
-        changed |= step(shader, "mod_fold", mod_fold::run);
-        if options.contract {
-            changed |= step(shader, "fma", fma::run);
+        for (k, &(name, pass)) in passes.iter().enumerate() {
+            if clean[k] {
+                continue;
+            }
+            if step(shader, name, pass) {
+                changed = true;
+                clean.fill(false);
+            } else {
+                clean[k] = true;
+            }
         }
-        changed |= step(shader, "cse", cse::run);
-        changed |= step(shader, "dce", dce::run);
         if !changed {
             break;
         }

@@ -31,10 +31,12 @@
 
 use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
+use crate::ir::dom::DomTree;
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::tables::IMMEDIATES;
 use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
+use smallvec::{SmallVec, smallvec};
 
 const NONE: u8 = u8::MAX;
 const NO_VALUE: u32 = u32::MAX;
@@ -66,6 +68,8 @@ pub struct Assigner<'a> {
     allowed: u64,
     loc: Vec<u8>,
     owner: [u32; 64],
+    /// Registers whose `owner` is set.
+    owned: u64,
     hint: Vec<u8>,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
@@ -86,6 +90,11 @@ pub struct Assigner<'a> {
     preload: u16,
     /// Registers of temporary copies read by the current instruction.
     temps: u64,
+    /// Scratch: the instructions of the current block.
+    block_buf: Vec<InstId>,
+    /// Scratch for `edge_copies`: each value's register at the end of a block (`NONE` between
+    /// calls).
+    exit_reg: Vec<u8>,
 }
 
 fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
@@ -124,6 +133,7 @@ impl<'a> Assigner<'a> {
             allowed,
             loc: vec![NONE; nv],
             owner: [NO_VALUE; 64],
+            owned: 0,
             hint: vec![NONE; nv],
             hint_mask: 0,
             last_pos: vec![0; nv],
@@ -139,6 +149,8 @@ impl<'a> Assigner<'a> {
             phi_of: vec![u32::MAX; nv],
             preload: 0,
             temps: 0,
+            block_buf: Vec::new(),
+            exit_reg: vec![NONE; nv],
         };
         a.collect_groups();
         a
@@ -221,32 +233,30 @@ impl<'a> Assigner<'a> {
     fn set(&mut self, v: Value, r: Reg) {
         self.loc[v.index()] = r;
         self.owner[r as usize] = v.0;
+        self.owned |= regs::bit(r);
     }
 
     fn clear(&mut self, v: Value) {
         let r = self.loc[v.index()];
         if r != NONE && self.owner[r as usize] == v.0 {
             self.owner[r as usize] = NO_VALUE;
+            self.owned &= !regs::bit(r);
         }
         self.loc[v.index()] = NONE;
     }
 
     fn owned_mask(&self) -> u64 {
-        let mut m = 0;
-        for r in 0..64 {
-            if self.owner[r] != NO_VALUE {
-                m |= 1u64 << r;
-            }
-        }
-        m
+        self.owned
     }
 
     /// Registers holding values that are still needed after position `pos`.
     fn through_mask(&self, pos: u32) -> u64 {
         let mut m = 0;
-        for r in 0..64 {
-            let o = self.owner[r];
-            if o != NO_VALUE && !self.dies_at(Value(o), pos) {
+        let mut rest = self.owned;
+        while rest != 0 {
+            let r = rest.trailing_zeros();
+            rest &= rest - 1;
+            if !self.dies_at(Value(self.owner[r as usize]), pos) {
                 m |= 1u64 << r;
             }
         }
@@ -337,10 +347,9 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    /// Runs the assignment over the prepared shader.
-    pub fn run(mut self, layout: &[Block]) -> Result<Assigned, AssignError> {
+    /// Runs the assignment over the prepared shader (`dom` is its dominator tree).
+    pub fn run(mut self, layout: &[Block], dom: &DomTree) -> Result<Assigned, AssignError> {
         let s = self.shader;
-        let dom = crate::ir::dom::DomTree::compute(s);
         for &b in &dom.rpo {
             self.process_block(b)?;
         }
@@ -379,10 +388,12 @@ impl<'a> Assigner<'a> {
         let s = self.shader;
         self.block_stamp += 1;
         let stamp = self.block_stamp;
-        for &v in &self.live.live_out[b.index()] {
+        for &v in self.live.live_out(b) {
             self.out_stamp[v.index()] = stamp;
         }
-        let insts: Vec<InstId> = s.block_insts(b).collect();
+        let mut insts = std::mem::take(&mut self.block_buf);
+        insts.clear();
+        insts.extend(s.block_insts(b));
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             let mut mark = |v: Value| {
@@ -396,12 +407,15 @@ impl<'a> Assigner<'a> {
         }
         // Entry state.
         self.owner = [NO_VALUE; 64];
-        let preds: Vec<Block> = s.block(b).preds.clone();
-        let processed: Vec<Block> = preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
+        self.owned = 0;
+        let preds: &[Block] = &s.block(b).preds;
+        let processed: SmallVec<[Block; 4]> =
+            preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
         let mut entry: Vec<(Value, Reg)> = Vec::new();
-        if let Some(&first) = processed.first() {
-            let exit = self.exit[first.index()].clone().unwrap_or_default();
-            for (v, r) in exit {
+        if let Some(&first) = processed.first()
+            && let Some(exit) = &self.exit[first.index()]
+        {
+            for &(v, r) in exit {
                 if self.live.is_live_in(b, v) {
                     entry.push((v, r));
                 }
@@ -411,8 +425,7 @@ impl<'a> Assigner<'a> {
             self.set(v, r);
         }
         // φ results.
-        let phis: Vec<InstId> = insts.iter().copied().filter(|&i| s.inst(i).kind == InstKind::Phi).collect();
-        for &id in &phis {
+        for &id in insts.iter().filter(|&&i| s.inst(i).kind == InstKind::Phi) {
             let inst = s.inst(id);
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
@@ -455,9 +468,10 @@ impl<'a> Assigner<'a> {
             self.process_inst(b, pos as u32, id, &mut out)?;
         }
         self.out[b.index()] = out;
+        self.block_buf = insts;
         // Exit state.
         let mut exit = Vec::new();
-        for &v in &self.live.live_out[b.index()] {
+        for &v in self.live.live_out(b) {
             let r = self.loc[v.index()];
             if r == NONE {
                 return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
@@ -465,8 +479,7 @@ impl<'a> Assigner<'a> {
             exit.push((v, r));
         }
         self.exit[b.index()] = Some(exit);
-        let succs: Vec<Block> = s.succs(b).collect();
-        for succ in succs {
+        for succ in s.succs(b) {
             if self.entry[succ.index()].is_some() {
                 self.edge_copies(b, succ)?;
             }
@@ -477,19 +490,27 @@ impl<'a> Assigner<'a> {
     /// The parallel copy on the edge `p → s` (appended to `p`, which has no other successor).
     fn edge_copies(&mut self, p: Block, s_block: Block) -> Result<(), AssignError> {
         let s = self.shader;
-        let exit = self.exit[p.index()].clone().unwrap_or_default();
-        let entry = self.entry[s_block.index()].clone().unwrap_or_default();
+        let exit = self.exit[p.index()].as_deref().unwrap_or_default();
+        let entry = self.entry[s_block.index()].as_deref().unwrap_or_default();
         let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
-        let mut copies = Vec::new();
+        // Register of each value at the end of `p` (the first entry wins), reset below.
+        let exit_reg = &mut self.exit_reg;
+        for &(w, r) in exit.iter().rev() {
+            exit_reg[w.index()] = r;
+        }
+        let mut copies: SmallVec<[(Reg, Reg); 16]> = SmallVec::new();
         let mut used = 0u64;
-        for &(_, r) in &exit {
+        for &(_, r) in exit {
             used |= regs::bit(r);
         }
-        for &(v, r) in &entry {
+        let mut result = Ok(());
+        for &(v, r) in entry {
             used |= regs::bit(r);
             let src_value = if self.phi_of[v.index()] == s_block.0 {
-                let def =
-                    s.values[v.index()].def.ok_or_else(|| AssignError::Invalid(format!("{v} has no definition")))?;
+                let Some(def) = s.values[v.index()].def else {
+                    result = Err(AssignError::Invalid(format!("{v} has no definition")));
+                    break;
+                };
                 let args = s.get(s.inst(def).args);
                 match pred_index.and_then(|k| args.get(k)) {
                     Some(a) => *a,
@@ -498,15 +519,19 @@ impl<'a> Assigner<'a> {
             } else {
                 v
             };
-            let src = exit
-                .iter()
-                .find(|(w, _)| *w == src_value)
-                .map(|(_, r)| *r)
-                .ok_or_else(|| AssignError::Invalid(format!("{src_value} is not available at the end of {p}")))?;
+            let src = exit_reg[src_value.index()];
+            if src == NONE {
+                result = Err(AssignError::Invalid(format!("{src_value} is not available at the end of {p}")));
+                break;
+            }
             if src != r {
                 copies.push((r, src));
             }
         }
+        for &(w, _) in exit {
+            exit_reg[w.index()] = NONE;
+        }
+        result?;
         if copies.is_empty() {
             return Ok(());
         }
@@ -631,7 +656,7 @@ impl<'a> Assigner<'a> {
 
     fn free_dying(&mut self, inst: &Inst, pos: u32) {
         let s = self.shader;
-        let mut dying = Vec::new();
+        let mut dying: SmallVec<[Value; 8]> = SmallVec::new();
         s.for_each_use(inst, |v| {
             if self.dies_at(v, pos) {
                 dying.push(v);
@@ -644,13 +669,13 @@ impl<'a> Assigner<'a> {
 
     fn process_pcopy(&mut self, b: Block, pos: u32, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
         let s = self.shader;
-        let dests = s.get(inst.dests).to_vec();
-        let args = s.get(inst.args).to_vec();
+        let dests = s.get(inst.dests);
+        let args = s.get(inst.args);
         let through = self.through_mask(pos);
         let mut taken = 0u64;
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
-        for (i, (&d, &a)) in dests.iter().zip(&args).enumerate() {
+        for (i, (&d, &a)) in dests.iter().zip(args).enumerate() {
             let l = self.loc[a.index()];
             if l == NONE {
                 return Err(AssignError::Invalid(format!("{a} is used before it has a register")));
@@ -706,7 +731,7 @@ impl<'a> Assigner<'a> {
         let op = inst.mach.opcode;
         let err_regs = |what: &str| AssignError::OutOfRegisters(format!("{what} of {} in {b}", info.name));
         // Uses of each value in this instruction (to tell moves from copies).
-        let mut uses: Vec<Value> = Vec::new();
+        let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
         s.for_each_use(inst, |v| uses.push(v));
         for &v in &uses {
             if self.loc[v.index()] == NONE {
@@ -719,16 +744,16 @@ impl<'a> Assigner<'a> {
         let count = |v: Value| uses.iter().filter(|&&w| w == v).count();
         let zone = if op == Opcode::BLEND { regs::BLEND_CLOBBER } else { 0 };
         // Read vectors and fixed reads → targets (value, register).
-        let mut targets: Vec<(Value, Reg)> = Vec::new();
+        let mut targets: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
         let mut target_mask = 0u64;
         // Where each read vector ends up: (staging index or source index + 2, base).
-        let mut group_at: Vec<(usize, Reg)> = Vec::new();
-        let mut vectors: Vec<(usize, Vec<Value>, Option<u8>)> = Vec::new();
+        let mut group_at: SmallVec<[(usize, Reg); 4]> = SmallVec::new();
+        let mut vectors: SmallVec<[(usize, SmallVec<[Value; 4]>, Option<u8>); 4]> = SmallVec::new();
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
                 continue;
             }
-            let vals = s.get(inst.staging[k]).to_vec();
+            let vals = SmallVec::from_slice(s.get(inst.staging[k]));
             let fixed = (op == Opcode::BLEND).then_some(0u8);
             if vals.len() >= 2 || fixed.is_some() {
                 vectors.push((k, vals, fixed));
@@ -736,7 +761,7 @@ impl<'a> Assigner<'a> {
         }
         for (k, src) in inst.sources().iter().enumerate() {
             if let Operand::Pair(lo, hi) = src.operand {
-                vectors.push((k + 2, vec![lo, hi], None));
+                vectors.push((k + 2, smallvec![lo, hi], None));
             }
         }
         let fixed_def: Option<Reg> = matches!(op, Opcode::ATEST | Opcode::ZS_EMIT).then_some(60);
@@ -806,24 +831,24 @@ impl<'a> Assigner<'a> {
             fixed_src = Some((k, r));
         }
         // Values that move into their target (they die here and are read once).
-        let movers: Vec<Value> = targets
+        let movers: SmallVec<[Value; 8]> = targets
             .iter()
             .filter(|(v, r)| self.loc[v.index()] != *r && self.dies_at(*v, pos) && count(*v) == 1)
             .map(|(v, _)| *v)
             .collect();
         // Definitions.
-        let mut def_lists: Vec<(bool, usize, Vec<Value>)> = Vec::new(); // (is staging, index, values)
-        let dests = s.get(inst.dests).to_vec();
+        let mut def_lists: SmallVec<[(bool, usize, &[Value]); 3]> = SmallVec::new(); // (is staging, index, values)
+        let dests = s.get(inst.dests);
         if !dests.is_empty() {
             def_lists.push((false, 0, dests));
         }
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
-                def_lists.push((true, k, s.get(inst.staging[k]).to_vec()));
+                def_lists.push((true, k, s.get(inst.staging[k])));
             }
         }
         let mut def_mask = 0u64;
-        let mut def_base: Vec<Reg> = Vec::new();
+        let mut def_base: SmallVec<[Reg; 3]> = SmallVec::new();
         let mut evict_for_defs = 0u64;
         for (_, _, vals) in &def_lists {
             let n = vals.len() as u8;
@@ -863,8 +888,8 @@ impl<'a> Assigner<'a> {
         }
         // Values to relocate: occupants of target registers (unless moving there themselves),
         // values outliving the instruction inside the clobber zone or the result registers.
-        let mut evict: Vec<Value> = Vec::new();
-        let push_evict = |v: Value, evict: &mut Vec<Value>| {
+        let mut evict: SmallVec<[Value; 8]> = SmallVec::new();
+        let push_evict = |v: Value, evict: &mut SmallVec<[Value; 8]>| {
             if !evict.contains(&v) {
                 evict.push(v);
             }
@@ -877,17 +902,17 @@ impl<'a> Assigner<'a> {
                 push_evict(w, &mut evict);
             }
         }
-        for r in 0..64u8 {
-            if (zone | evict_for_defs | fixed_def.map_or(0, regs::bit)) & regs::bit(r) != 0
-                && through & regs::bit(r) != 0
-                && let Some(w) = self.owner_of(r)
-            {
+        let mut outliving = (zone | evict_for_defs | fixed_def.map_or(0, regs::bit)) & through;
+        while outliving != 0 {
+            let r = outliving.trailing_zeros() as Reg;
+            outliving &= outliving - 1;
+            if let Some(w) = self.owner_of(r) {
                 push_evict(w, &mut evict);
             }
         }
         // Build the parallel copy.
-        let mut copies: Vec<(Reg, Reg)> = Vec::new();
-        let mut new_loc: Vec<(Value, Reg)> = Vec::new();
+        let mut copies: SmallVec<[(Reg, Reg); 8]> = SmallVec::new();
+        let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
         let mut temps = 0u64;
         for &(v, r) in &targets {
             let l = self.loc[v.index()];

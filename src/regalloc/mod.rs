@@ -62,11 +62,15 @@ pub struct Allocation {
 /// Allocates registers for a verified, legalised shader.
 pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> {
     let prepared = prepare::prepare(input);
-    let demand = spill::max_demand(&prepared.shader);
+    // The prepared shader is allocated as it is unless it needs spilling: its liveness serves
+    // the demand and those attempts, and it is moved (not copied) into the result.
+    let live = Liveness::compute(&prepared.shader);
+    let demand = spill::max_demand(&prepared.shader, &live);
     let mut last_error = String::new();
+    let no_spill = spill::SpillInfo::default();
     if options.allow_32 && demand <= 32 {
-        match try_assign(&prepared, prepared.shader.clone(), regs::SPLIT32, spill::SpillInfo::default(), options) {
-            Ok(a) => return Ok(a),
+        match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options) {
+            Ok(mach) => return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill }),
             Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
             Err(AssignError::OutOfRegisters(e)) => last_error = e,
         }
@@ -74,12 +78,19 @@ pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> 
     let aligned_base = options.tls_base.div_ceil(16) * 16;
     let mut budget = 64u32;
     while budget >= 24 {
-        let mut shader = prepared.shader.clone();
         let mut info = spill::SpillInfo { tls_end: aligned_base, ..Default::default() };
-        if demand > budget || budget < 64 {
-            spill::spill(&mut shader, budget, &mut info).map_err(Error::OutOfRegisters)?;
-        }
-        match try_assign(&prepared, shader, regs::ALL, info, options) {
+        let result = if demand > budget || budget < 64 {
+            let mut shader = prepared.shader.clone();
+            let spilled = spill::spill(&mut shader, budget, &mut info, &live).map_err(Error::OutOfRegisters)?;
+            try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options)
+                .map(|mach| Allocation { mach, shader, spill: info })
+        } else {
+            match try_assign(&prepared, &prepared.shader, &live, regs::ALL, &info, options) {
+                Ok(mach) => return Ok(Allocation { mach, shader: prepared.shader, spill: info }),
+                Err(e) => Err(e),
+            }
+        };
+        match result {
             Ok(a) => return Ok(a),
             Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
             Err(AssignError::OutOfRegisters(e)) => last_error = e,
@@ -89,17 +100,19 @@ pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> 
     Err(Error::OutOfRegisters(last_error))
 }
 
+/// Assigns registers to `shader` (the prepared shader, possibly with spill code; `live` is its
+/// liveness).
 fn try_assign(
     prepared: &prepare::Prepared,
-    shader: Shader,
+    shader: &Shader,
+    live: &Liveness,
     allowed: u64,
-    spill: spill::SpillInfo,
+    spill: &spill::SpillInfo,
     options: &Options,
-) -> Result<Allocation, AssignError> {
-    let live = Liveness::compute(&shader);
-    let assigned = Assigner::new(&shader, &live, allowed).run(&prepared.layout)?;
-    let dom = crate::ir::dom::DomTree::compute(&shader);
-    let depths = crate::ir::dom::loop_depths(&shader, &dom);
+) -> Result<MachShader, AssignError> {
+    let dom = crate::ir::dom::DomTree::compute(shader);
+    let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, &dom)?;
+    let depths = crate::ir::dom::loop_depths(shader, &dom);
     let loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
     let mut blocks = assigned.blocks;
     for b in &mut blocks {
@@ -123,17 +136,17 @@ fn try_assign(
     };
     mach.recompute_preds();
     if options.check || cfg!(test) {
-        if let Err(errors) = check::check(&shader, &mach, &spill, allowed) {
+        if let Err(errors) = check::check(shader, &mach, spill, allowed) {
             panic!(
                 "regalloc: the checker rejected the allocation:\n  {}\n{}\n{}",
                 errors.join("\n  "),
-                crate::ir::text::print(&shader),
+                crate::ir::text::print(shader),
                 mach.print()
             );
         }
     }
     remove_empty_edge_blocks(&mut mach, &prepared.split);
-    Ok(Allocation { mach, shader, spill })
+    Ok(mach)
 }
 
 /// Drops blocks made by edge splitting that received no copies: their predecessor branches

@@ -21,6 +21,7 @@
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Terminator, Value};
 use crate::valhall::{Instr, Opcode, Special};
+use smallvec::SmallVec;
 
 /// Spill bookkeeping (also read by the checker).
 #[derive(Clone, Debug, Default)]
@@ -54,13 +55,12 @@ fn vector_slack(shader: &Shader, inst: &Inst) -> u32 {
     n
 }
 
-/// Largest demand of the shader.
-pub fn max_demand(shader: &Shader) -> u32 {
-    let live = Liveness::compute(shader);
+/// Largest demand of the shader (`live` is its liveness).
+pub fn max_demand(shader: &Shader, live: &Liveness) -> u32 {
     let mut walker = Walker::new(shader);
     let mut worst = 0;
     for b in 0..shader.blocks.len() {
-        walker.walk(shader, &live, Block(b as u32), u32::MAX, &mut |_, _, d| worst = worst.max(d), &mut Vec::new());
+        walker.walk(shader, live, Block(b as u32), u32::MAX, &mut |_, _, d| worst = worst.max(d), &mut Vec::new());
     }
     worst
 }
@@ -70,12 +70,22 @@ struct Walker {
     next_use: Vec<u32>,
     spilled: Vec<bool>,
     no_spill: Vec<bool>,
+    /// Scratch for `walk`: the block's instructions and its live set.
+    insts: Vec<crate::ir::InstId>,
+    set: Vec<Value>,
 }
 
 impl Walker {
     fn new(shader: &Shader) -> Walker {
         let n = shader.values.len();
-        Walker { live: vec![false; n], next_use: vec![u32::MAX; n], spilled: vec![false; n], no_spill: vec![false; n] }
+        Walker {
+            live: vec![false; n],
+            next_use: vec![u32::MAX; n],
+            spilled: vec![false; n],
+            no_spill: vec![false; n],
+            insts: Vec::new(),
+            set: Vec::new(),
+        }
     }
 
     /// Walks block `b` backwards, calling `report(block, position, demand)`; where the demand
@@ -89,9 +99,12 @@ impl Walker {
         report: &mut dyn FnMut(Block, usize, u32),
         victims: &mut Vec<Value>,
     ) {
-        let insts: Vec<_> = s.block_insts(b).collect();
-        let mut set: Vec<Value> = Vec::new();
-        for &v in &live_sets.live_out[b.index()] {
+        let mut insts = std::mem::take(&mut self.insts);
+        insts.clear();
+        insts.extend(s.block_insts(b));
+        let mut set = std::mem::take(&mut self.set);
+        set.clear();
+        for &v in live_sets.live_out(b) {
             if !self.spilled[v.index()] && !self.live[v.index()] {
                 self.live[v.index()] = true;
                 self.next_use[v.index()] = u32::MAX;
@@ -107,9 +120,9 @@ impl Walker {
             if inst.kind == InstKind::Phi {
                 continue;
             }
-            let mut defs: Vec<Value> = Vec::new();
+            let mut defs: SmallVec<[Value; 8]> = SmallVec::new();
             s.for_each_def(inst, |v| defs.push(v));
-            let mut uses: Vec<Value> = Vec::new();
+            let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
             s.for_each_use(inst, |v| {
                 if !uses.contains(&v) {
                     uses.push(v);
@@ -166,9 +179,11 @@ impl Walker {
                 }
             }
         }
-        for v in set {
+        for &v in &set {
             self.live[v.index()] = false;
         }
+        self.insts = insts;
+        self.set = set;
     }
 }
 
@@ -200,23 +215,29 @@ fn load(shader: &mut Shader, offset: u32) -> (Inst, Value) {
     (inst, f)
 }
 
-/// Spills until the demand fits `budget` everywhere (or gives up after a few rounds). Returns
-/// an error when the spill area would not fit the 16-bit offsets.
-pub fn spill(shader: &mut Shader, budget: u32, info: &mut SpillInfo) -> Result<(), String> {
+/// Spills until the demand fits `budget` everywhere (or gives up after a few rounds). `live` is
+/// the liveness of `shader` as passed in. Returns the liveness of the spilled shader, or `None`
+/// when nothing was spilled (`live` still holds); an error when the spill area would not fit
+/// the 16-bit offsets.
+pub fn spill(shader: &mut Shader, budget: u32, info: &mut SpillInfo, live: &Liveness) -> Result<Option<Liveness>, String> {
     let mut no_spill: Vec<Value> = info.fill_of.iter().map(|f| f.0).collect();
     no_spill.extend(info.slot_of.iter().map(|s| s.0));
+    let mut rewritten: Option<Liveness> = None;
     for _round in 0..8 {
-        let live = Liveness::compute(shader);
+        let live = match &rewritten {
+            Some(l) => l,
+            None => live,
+        };
         let mut walker = Walker::new(shader);
         for &v in &no_spill {
             walker.no_spill[v.index()] = true;
         }
         let mut victims = Vec::new();
         for b in 0..shader.blocks.len() {
-            walker.walk(shader, &live, Block(b as u32), budget, &mut |_, _, _| {}, &mut victims);
+            walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, _| {}, &mut victims);
         }
         if victims.is_empty() {
-            return Ok(());
+            return Ok(rewritten);
         }
         let mut batch = Vec::with_capacity(victims.len());
         for v in victims {
@@ -231,8 +252,9 @@ pub fn spill(shader: &mut Shader, budget: u32, info: &mut SpillInfo) -> Result<(
         }
         let fills = rewrite(shader, &batch, info);
         no_spill.extend(fills);
+        rewritten = Some(Liveness::compute(shader));
     }
-    Ok(())
+    Ok(rewritten)
 }
 
 /// Stores each victim after its definition and reloads it before every reader; returns the
