@@ -59,7 +59,7 @@ fn group(g: usize, out: &mut Vec<String>) {
         format!("RSQ TEMP[{u}].x, |TEMP[{w}].wwww|"),
         format!("MUL TEMP[{t}].xyz, TEMP[{t}].xyzz, TEMP[{u}].xxxx"),
         format!("MIN TEMP[{w}], TEMP[{w}], TEMP[{t}].{sw}"),
-        format!("MOV TEMP[15].x, IMM[0].zzzz"),
+        "MOV TEMP[15].x, IMM[0].zzzz".to_string(),
         "BGNLOOP".to_string(),
         "  FSGE TEMP[14].x, TEMP[15].xxxx, IMM[0].wwww".to_string(),
         "  UIF TEMP[14].xxxx".to_string(),

@@ -117,7 +117,6 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     opt::optimize(&mut shader, &opt_options);
     record("optimize", "main", &shader, &mut dumps);
     laps.lap(|t| &mut t.optimize);
-    if std::env::var_os("TGSI_DEBUG_ARENA").is_some() { eprintln!("arena {} live {} values {} blocks {}", shader.insts.len(), shader.inst_count(), shader.values.len(), shader.blocks.len()); }
     let mut variants = match shader.stage {
         Stage::Vertex => split_idvs(&shader),
         _ => vec![("main".to_string(), shader)],

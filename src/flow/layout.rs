@@ -38,7 +38,8 @@ pub fn materialize(mach: &mut MachShader) {
 /// Puts a trampoline right after every branch block whose fall-through successor is not the
 /// next block, renumbering every block reference in one pass.
 fn insert_trampolines(mach: &mut MachShader) {
-    let needs = |i: usize, b: &MachBlock| matches!(b.term, MachTerm::Branch { fallthrough, .. } if fallthrough != i + 1);
+    let needs =
+        |i: usize, b: &MachBlock| matches!(b.term, MachTerm::Branch { fallthrough, .. } if fallthrough != i + 1);
     if !mach.blocks.iter().enumerate().any(|(i, b)| needs(i, b)) {
         return;
     }

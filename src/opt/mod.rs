@@ -26,16 +26,19 @@ impl Default for Options {
     }
 }
 
+/// A pass: rewrites the shader in place and says whether it changed anything.
+type Pass = fn(&mut Shader) -> bool;
+
 /// Runs the passes to a fixed point (bounded: each round is linear, and rounds stop as soon as
 /// nothing changes; a handful suffice). A pass that found nothing to do is not run again until
 /// another pass changes the IR: it would find nothing again.
 pub fn optimize(shader: &mut Shader, options: &Options) {
-    let mut passes: Vec<(&str, fn(&mut Shader) -> bool)> =
+    let mut passes: Vec<(&str, Pass)> =
         vec![("merge_blocks", merge_blocks::run), ("copy_prop", copy_prop::run), ("mod_fold", mod_fold::run)];
     if options.contract {
         passes.push(("fma", fma::run));
     }
-    passes.extend([("cse", cse::run as fn(&mut Shader) -> bool), ("dce", dce::run)]);
+    passes.extend([("cse", cse::run as Pass), ("dce", dce::run)]);
     let mut clean = vec![false; passes.len()];
     for _ in 0..8 {
         let mut changed = false;

@@ -748,7 +748,9 @@ impl<'a> Assigner<'a> {
         let mut target_mask = 0u64;
         // Where each read vector ends up: (staging index or source index + 2, base).
         let mut group_at: SmallVec<[(usize, Reg); 4]> = SmallVec::new();
-        let mut vectors: SmallVec<[(usize, SmallVec<[Value; 4]>, Option<u8>); 4]> = SmallVec::new();
+        // (staging index, its values, the fixed base register if any).
+        type ReadVector = (usize, SmallVec<[Value; 4]>, Option<u8>);
+        let mut vectors: SmallVec<[ReadVector; 4]> = SmallVec::new();
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
                 continue;

@@ -219,7 +219,12 @@ fn load(shader: &mut Shader, offset: u32) -> (Inst, Value) {
 /// the liveness of `shader` as passed in. Returns the liveness of the spilled shader, or `None`
 /// when nothing was spilled (`live` still holds); an error when the spill area would not fit
 /// the 16-bit offsets.
-pub fn spill(shader: &mut Shader, budget: u32, info: &mut SpillInfo, live: &Liveness) -> Result<Option<Liveness>, String> {
+pub fn spill(
+    shader: &mut Shader,
+    budget: u32,
+    info: &mut SpillInfo,
+    live: &Liveness,
+) -> Result<Option<Liveness>, String> {
     let mut no_spill: Vec<Value> = info.fill_of.iter().map(|f| f.0).collect();
     no_spill.extend(info.slot_of.iter().map(|s| s.0));
     let mut rewritten: Option<Liveness> = None;

@@ -71,8 +71,18 @@ pub const EXCLUDED: &[(&str, &str)] = &[
 /// Opcodes whose operands must name particular registers, which the generator does not build
 /// yet: matrix products read consecutive rows after their second source, FBFETCH reads a colour
 /// output, INTERP_* an input.
-pub const NEEDS_NAMED_OPERANDS: &[&str] =
-    &["M4X4", "M4X3", "M3X4", "M3X3", "M3X2", "MULTIPLYMATRIX", "FBFETCH", "INTERP_CENTROID", "INTERP_SAMPLE", "INTERP_OFFSET"];
+pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
+    "M4X4",
+    "M4X3",
+    "M3X4",
+    "M3X3",
+    "M3X2",
+    "MULTIPLYMATRIX",
+    "FBFETCH",
+    "INTERP_CENTROID",
+    "INTERP_SAMPLE",
+    "INTERP_OFFSET",
+];
 
 /// 64-bit comparisons: the lowering writes pair k's result to the k-th enabled channel, the
 /// interpreter (tgsi.rst) to x/z (y/w when masked). Until fixed, only masks on which both agree
