@@ -3,7 +3,8 @@
 //! on them (`tgsi2va::verify`) over several input seeds. Also runs the regression corpus
 //! `tests/diff_cases/*.tgsi` (minimised programs that once failed).
 //!
-//! `PROPTEST_CASES=N` sets the number of programs per stage (default 200); a failure prints the
+//! `PROPTEST_CASES=N` sets the number of programs per stage (default 200) and
+//! `PROPTEST_RNG_SEED=S` the seed (default fixed, so CI runs the same programs); a failure prints the
 //! minimised program text and the first mismatches, and proptest records its seed in
 //! `tests/diff_random.proptest-regressions` so the next run tries it first.
 
@@ -11,6 +12,7 @@ mod common;
 
 use common::tgsi_gen::{self, Case, Stage};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 use tgsi2va::verify::{Options, verify};
 
 /// Input sets per program.
@@ -48,9 +50,12 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
     check_text(&text).map(|_| ()).map_err(|e| TestCaseError::fail(format!("{e}\nprogram:\n{text}")))
 }
 
+/// Deterministic unless `PROPTEST_RNG_SEED` picks a seed: the default run (CI) always tries the
+/// same programs, and a long run with another seed explores new ones.
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
-    ProptestConfig { cases, max_shrink_iters: 2000, ..ProptestConfig::default() }
+    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x7467_7369);
+    ProptestConfig { cases, max_shrink_iters: 2000, rng_seed: RngSeed::Fixed(seed), ..ProptestConfig::default() }
 }
 
 proptest! {

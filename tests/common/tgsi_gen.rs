@@ -140,6 +140,9 @@ const BUG_UNCERTAIN_WRITES: bool = true;
 /// iteration; until fixed, only vertex shaders get CONT, and they get no subgroup opcodes
 /// (which see the lanes of another iteration too) (`tests/diff_cases/loop_cont_barrier.tgsi`).
 const BUG_LOOP_CONT_RECONVERGE: bool = true;
+/// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
+/// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
+const BUG_DEMOTE_DERIVATIVE: bool = true;
 /// The cross-lane opcodes of the subgroup (the quad).
 const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
 /// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
@@ -1069,7 +1072,7 @@ impl Renderer<'_> {
                 }
                 match kind % 4 {
                     1 if self.in_if() => self.emit("KILL"),
-                    2 if self.in_if() => self.emit("DEMOTE"),
+                    2 if self.in_if() && !BUG_DEMOTE_DERIVATIVE => self.emit("DEMOTE"),
                     _ => {
                         let t = format!("KILL_IF {}", self.src(src));
                         self.emit(&t)
