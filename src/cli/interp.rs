@@ -26,9 +26,10 @@ pub struct Args {
     #[arg(long, conflicts_with = "inputs")]
     seed: Option<u64>,
 
-    /// Stop with an error after this many executed instructions.
-    #[arg(long, default_value_t = Options::default().step_limit)]
-    step_limit: u64,
+    /// Stop with an error after this many executed instructions (the name `emu` uses too;
+    /// `--step-limit` is accepted as an alias).
+    #[arg(long, alias = "step-limit", default_value_t = Options::default().step_limit)]
+    max_steps: u64,
 
     /// Output file (`-` for standard output, the default).
     #[arg(short, long, default_value = "-")]
@@ -65,7 +66,7 @@ pub fn run(args: Args, global: Global) -> ExitCode {
         (None, Some(seed)) => interp::inputs::generate(&program, seed),
         (None, None) => Inputs::default(),
     };
-    let options = Options { step_limit: args.step_limit, ..Options::default() };
+    let options = Options { step_limit: args.max_steps, ..Options::default() };
     match interp::run_with(&program, &inputs, &options) {
         Ok(run) => match write_output(&args.output, run.outputs.to_json().as_bytes()) {
             Ok(()) => ExitCode::SUCCESS,
