@@ -327,8 +327,11 @@ fn sixty_four_bit_pairs() {
     assert_eq!([o[2], o[3]], [0, 1], "carry into the high word");
     assert_eq!(o[0], 0xffff_ffff);
     let r = run("VERT", decls, "U64SHL TEMP[0], IN[0].zwzw, IN[1].zzxx\nMOV OUT[0], TEMP[0]", &inputs);
-    // pair xy shifted by src1.x (= 1), pair zw by src1.z (= b0).
-    assert_eq!(out(&r, 0, 0)[..2], [0xffff_fffe, 1]);
+    // pair xy shifted by src1.x (= 1), pair zw by src1.y (= 1, tgsi.rst; src1.z would be b0).
+    assert_eq!(out(&r, 0, 0), [0xffff_fffe, 1, 0xffff_fffe, 1]);
+    let r = run("VERT", decls, "U64SHR TEMP[0], IN[0].zwzw, IN[1].zxzz\nMOV OUT[0], TEMP[0]", &inputs);
+    // src1 = (1, b0, 1, 1) with b0 = 0 (the low word of −0.25): pair zw is not shifted.
+    assert_eq!(out(&r, 0, 0), [0x7fff_ffff, 0, 0xffff_ffff, 0]);
     let body =
         "MOV TEMP[1], IN[0].wwww\nI64DIV OUT[0].xy, IN[0].zwzw, IN[1].zwzw\nI64DIV OUT[0].zw, IN[0].zwzw, TEMP[1]";
     let r = run("VERT", decls, body, &inputs);

@@ -231,6 +231,17 @@ fn bitfields() {
     let run = run_prog("VERT", VS, "BFI OUT[0], IN[0], IN[1], IN[2], IN[2].xxzw", inputs);
     // bits 8..15 of ~0 replaced by 0; 8 bits at 4 of 0 ← 0xf; width 0 → base; width 32 → insert.
     assert_eq!(out(&run, 0, 0), [0xffff00ff, 0xf0, 0x12345678, 0]);
+    // Outside tgsi.rst's range (offset + width > 32, a negative offset or width): undefined.
+    let inputs = r#"{"IN[0]": ["0xffffff9c", "0x4d2", "0x7", "0x7"], "IN[1]": ["0x4", "0x3", "0xffffffff", "0x0"],
+        "IN[2]": ["0x28", "0x20", "0x4", "0xffffffff"]}"#;
+    for op in ["UBFE", "IBFE"] {
+        let run = run_prog("VERT", VS, &format!("{op} OUT[0], IN[0], IN[1], IN[2]"), inputs);
+        assert!((0..4).all(|c| acc(&run, 0, 0, c) == Accuracy::Unconstrained), "{op}");
+    }
+    let run = run_prog("VERT", VS, "BFI OUT[0], IN[0], IN[0], IN[1], IN[2]", inputs);
+    assert!((0..4).all(|c| acc(&run, 0, 0, c) == Accuracy::Unconstrained));
+    let run = run_prog("VERT", VS, "UBFE OUT[0], IN[0], IN[1].wwww, IN[2].yyyy", inputs);
+    assert_eq!((out(&run, 0, 0)[1], acc(&run, 0, 0, 1)), (1234, Accuracy::Exact), "width 32 at offset 0");
     assert_eq!(un("BREV", [1, 0x80000000, 0xf0, 0]), [0x80000000, 1, 0x0f000000, 0]);
     assert_eq!(un("POPC", [TRUE, 0, 0xf0f0, 1]), [32, 0, 8, 1]);
     assert_eq!(un("LSB", [0, 8, 0x80000000, 3]), [m(-1), 3, 31, 0]);

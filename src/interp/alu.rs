@@ -422,6 +422,22 @@ fn dmax(a: f64, b: f64) -> f64 {
     a.max(b)
 }
 
+/// A bitfield opcode's result `bits`: unconstrained outside tgsi.rst's defined range
+/// (`offset < 0`, `width < 0` or `offset + width > 32`, signed operands; NIR's
+/// `*bitfield_extract`/`bitfield_insert`, which Mesa maps these opcodes to, leave it undefined
+/// too), else exact when every operand is.
+fn bitfield_result(bits: u32, offset: Val, width: Val, others: &[Val]) -> Val {
+    let (o, w) = (offset.int() as i64, width.int() as i64);
+    if o < 0 || w < 0 || o + w > 32 {
+        return Val::unknown(bits);
+    }
+    let mut deps = others.to_vec();
+    deps.extend([offset, width]);
+    Val::derived(bits, &deps)
+}
+
+/// The bits the interpreter reports (Mesa's tgsi_exec); outside the defined range they are
+/// only a placeholder (see [`bitfield_result`]).
 fn bfe(value: u32, offset: u32, width: u32, signed: bool) -> u32 {
     let offset = offset & 0x1f;
     if width == 32 && offset == 0 {
@@ -748,13 +764,19 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Shl => out(map2(a, b, |x, y| int2(x, y, |p, q| p << (q & 31))), i),
         O::Ushr => out(map2(a, b, |x, y| int2(x, y, |p, q| p >> (q & 31))), i),
         O::Ishr | O::Shr => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as i32) >> (q & 31)) as u32)), i),
-        O::Ibfe => out(map3(a, b, c, |x, o, w| int3(x, o, w, |p, q, r| bfe(p, q, r, true))), i),
-        O::Ubfe => out(map3(a, b, c, |x, o, w| int3(x, o, w, |p, q, r| bfe(p, q, r, false))), i),
+        O::Ibfe | O::Ubfe => out(
+            std::array::from_fn(|k| {
+                let r = bfe(a[k].bits, b[k].bits, c[k].bits, op == O::Ibfe);
+                bitfield_result(r, b[k], c[k], &[a[k]])
+            }),
+            i,
+        ),
         O::Bfi => {
             let d = s.get(3).copied().unwrap_or([Val::ZERO; 4]);
             out(
                 std::array::from_fn(|k| {
-                    Val::derived(bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits), &[a[k], b[k], c[k], d[k]])
+                    let r = bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits);
+                    bitfield_result(r, c[k], d[k], &[a[k], b[k]])
                 }),
                 i,
             )
@@ -950,8 +972,8 @@ fn compute64(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Ou
                 if !any[p] {
                     continue;
                 }
-                // The count of pair p is source 1's channel 2p (x for xy, z for zw).
-                let n = b[2 * p];
+                // The count of pair p is source 1's channel p (x for xy, y for zw: tgsi.rst).
+                let n = b[p];
                 let x = pair(a, p);
                 let k = n.bits & 0x3f;
                 let bits = match op {

@@ -99,21 +99,6 @@ const BUG_SVIEWINFO_LEVEL: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
 const BUG_RESQ_BUFFER: bool = true;
-/// SAMPLE_I with texel offsets: the interpreter ignores them
-/// (`tests/diff_cases/sample_i_offsets.tgsi`).
-const BUG_SAMPLE_I_OFFSETS: bool = true;
-/// TXF/TXF_LZ with offsets: the interpreter's coordinate + offset overflows (panics) at the
-/// ends of the i32 range; until fixed they get no offsets
-/// (`tests/diff_cases/txf_offset_overflow.tgsi`).
-const BUG_TXF_OFFSET_OVERFLOW: bool = true;
-/// IBFE/UBFE/BFI widths above 31: the interpreter masks them to 5 bits, the lowering clamps to
-/// 32. Until the two agree the width operand is masked to 0..=31 first
-/// (`tests/diff_cases/bitfield_wide.tgsi`).
-const BUG_BITFIELD_WIDE: bool = true;
-/// 64-bit shifts: the interpreter takes pair zw's count from src1.z, the lowering (tgsi.rst)
-/// from src1.y; the count is generated with a replicated swizzle until they agree
-/// (`tests/diff_cases/u64_shift_count_zw.tgsi`).
-const BUG_SHIFT64_COUNT: bool = true;
 /// NaN bits: the interpreter's NaNs from invalid operations are 0xffc00000 and exact, the
 /// emulator's 0x7fc00000. Until integer consumers of NaN bits are unconstrained, every integer
 /// operand read from a temporary goes through a sanitiser that replaces NaN by 0
@@ -859,12 +844,6 @@ impl Renderer<'_> {
             self.dst(dst, pairs, float)
         };
         let mut text = format!("{}{dst_text}", info.name);
-        // The width operand of IBFE/UBFE (source 2) and BFI (source 3).
-        let width_src = match opcode {
-            Opcode::Ibfe | Opcode::Ubfe => Some(2),
-            Opcode::Bfi => Some(3),
-            _ => None,
-        };
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
             // PK2H keeps a NaN's sign in the half it makes: its source is an integer use of
@@ -876,11 +855,6 @@ impl Renderer<'_> {
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
                 self.int_src_swizzled(s, &swizzle, k as u32)
-            } else if BUG_SHIFT64_COUNT && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr) && k == 1
-            {
-                // tests/diff_cases/u64_shift_count_zw.tgsi
-                let c = COMPONENTS[usize::from(s.swizzle & 3)];
-                self.int_src_swizzled(s, &format!("{c}{c}{c}{c}"), k as u32)
             } else if int {
                 self.int_src(s, k as u32)
             } else {
@@ -892,11 +866,6 @@ impl Renderer<'_> {
                 self.emit(&format!("MAX TEMP[{z}], {operand}, IMM[{IMM_MORE}].wwww"));
                 self.emit(&format!("MIN TEMP[{z}], TEMP[{z}], -IMM[{IMM_MORE}].wwww"));
                 operand = format!("TEMP[{z}]");
-            }
-            if BUG_BITFIELD_WIDE && width_src == Some(k) {
-                // tests/diff_cases/bitfield_wide.tgsi
-                self.emit(&format!("AND TEMP[{SCRATCH}], {operand}, IMM[{IMM_MORE}].zzzz"));
-                operand = format!("TEMP[{SCRATCH}]");
             }
             text.push_str(&operand);
         }
@@ -947,12 +916,7 @@ impl Renderer<'_> {
         }
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
-        // tests/diff_cases/sample_i_offsets.tgsi
-        let sample_i_offsets = BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI;
-        // tests/diff_cases/txf_offset_overflow.tgsi
-        let txf_offsets = BUG_TXF_OFFSET_OVERFLOW && matches!(f.name, "TXF" | "TXF_LZ");
-        let offsets_ok = !(sample_i_offsets || txf_offsets);
-        let offsets = if f.offsets && unit.offsets && offset != 0 && offsets_ok {
+        let offsets = if f.offsets && unit.offsets && offset != 0 {
             let sw = ["xyz", "yzw", "wzx"][usize::from(offset - 1) % 3];
             format!(", IMM[{IMM_OFFSETS}].{sw}")
         } else {
