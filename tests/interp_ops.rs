@@ -302,6 +302,21 @@ fn transcendental_values_are_approximate_with_bounds() {
 }
 
 #[test]
+fn log_mantissa_scales_the_operand_error() {
+    // LOG.y = |x| / 2^floor(log2 |x|) is exact scaling: x = 1/300 (≈ 1.71·2^−9) carries RCP's
+    // bound, which LOG.y multiplies by 2^9.
+    let inputs = r#"{"IN[0]": [300, 0, 0, 0]}"#;
+    let run =
+        run_prog("VERT", VS, "RCP TEMP[0].x, IN[0].xxxx\nMOV OUT[0].x, TEMP[0]\nLOG OUT[0].yz, TEMP[0].xxxx", inputs);
+    let r = out(&run, 0, 0);
+    assert_eq!(f32::from_bits(r[1]), f32::from_bits(r[0]) * 512.0);
+    let (Accuracy::Within(e_rcp), Accuracy::Within(e_y)) = (acc(&run, 0, 0, 0), acc(&run, 0, 0, 1)) else {
+        panic!("RCP and LOG.y must be approximate")
+    };
+    assert_eq!(e_y, e_rcp * 512.0);
+}
+
+#[test]
 fn approximation_propagates_and_robust_uses_are_exact() {
     let inputs = r#"{"IN[0]": [3, 0, 0, 0]}"#;
     let body = "RCP TEMP[0].x, IN[0].xxxx

@@ -624,7 +624,15 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
                 let t = ax.float();
                 let ef = exact_log2_floor(t);
                 let r = if ef.is_finite() { ldexp32(t, -(ef as i32)) } else { t / ef.exp2() };
-                Val { bits: r.to_bits(), err: if e.is_exact() { ax.err } else { f32::INFINITY } }
+                // An exact scaling by 2^−e: the operand's error scales with it.
+                let err = if !e.is_exact() {
+                    f32::INFINITY
+                } else if ax.is_exact() {
+                    0.0
+                } else {
+                    v::err32(ax.err as f64 * (-(ef as f64)).exp2())
+                };
+                Val { bits: r.to_bits(), err }
             };
             out([e, m, lg2(ax), one()], f)
         }
