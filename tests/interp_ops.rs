@@ -299,6 +299,15 @@ fn transcendental_values_are_approximate_with_bounds() {
     assert_eq!(f32::from_bits(r[1]), 0.5f64.cos() as f32);
     assert!(matches!(acc(&run, 0, 0, 0), Accuracy::Within(e) if e >= 2f32.powi(-11)));
     assert_eq!(acc(&run, 0, 0, 2), Accuracy::Exact);
+    // From 2^17·π ≈ 411774.8 on, any value in [−1, 1]: 0 within 1.
+    let inputs = r#"{"IN[0]": [1300000.5, 411774, 411775, -2000000]}"#;
+    let body = "SIN OUT[0].x, IN[0].xxxx\nCOS OUT[0].y, IN[0].yyyy\nSIN OUT[0].z, IN[0].zzzz\nCOS OUT[0].w, IN[0].wwww";
+    let run = run_prog("VERT", VS, body, inputs);
+    let r = out(&run, 0, 0);
+    assert_eq!([r[0], r[2], r[3]], [0, 0, 0]);
+    assert_eq!([acc(&run, 0, 0, 0), acc(&run, 0, 0, 2), acc(&run, 0, 0, 3)], [Accuracy::Within(1.0); 3]);
+    assert_eq!(f32::from_bits(r[1]), 411774f64.cos() as f32);
+    assert!(matches!(acc(&run, 0, 0, 1), Accuracy::Within(e) if e < 0.5));
 }
 
 #[test]

@@ -266,15 +266,25 @@ fn trig_bound(x: f32) -> f64 {
     2f64.powi(-11) + (x.abs() as f64) * 2f64.powi(-20)
 }
 
+/// Beyond this |x| (2^17·π) the compiled range reduction no longer bounds SIN/COS: any value in
+/// [−1, 1] (docs/interpreter.md; `src/lower/transcendental.rs`).
+const TRIG_RANGE: f64 = 131072.0 * std::f64::consts::PI;
+
 pub fn sin(a: Val) -> Val {
-    let x = a.float();
-    let r = (x as f64).sin() as f32;
-    approx(r, trig_bound(x), if a.is_unknown() { f64::INFINITY } else { a.err as f64 }, false)
+    trig(a, f64::sin)
 }
 
 pub fn cos(a: Val) -> Val {
+    trig(a, f64::cos)
+}
+
+fn trig(a: Val, f: fn(f64) -> f64) -> Val {
     let x = a.float();
-    let r = (x as f64).cos() as f32;
+    if x.is_finite() && !a.is_unknown() && (x.abs() as f64) + a.err as f64 >= TRIG_RANGE {
+        // 0 ± 1: exactly the interval [−1, 1].
+        return Val { bits: 0, err: 1.0 };
+    }
+    let r = f(x as f64) as f32;
     approx(r, trig_bound(x), if a.is_unknown() { f64::INFINITY } else { a.err as f64 }, false)
 }
 

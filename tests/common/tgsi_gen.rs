@@ -129,10 +129,6 @@ const BUG_LOOP_CONT_RECONVERGE: bool = true;
 const BUG_DEMOTE_DERIVATIVE: bool = true;
 /// The cross-lane opcodes of the subgroup (the quad).
 const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
-/// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
-/// compiled code's documented accuracy allows; until fixed their sources are clamped to
-/// [−2^16, 2^16] (`tests/diff_cases/sincos_huge_argument.tgsi`).
-const BUG_SINCOS_HUGE: bool = true;
 /// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
 /// ADD and SUB are generated without `_SAT` (`tests/diff_cases/add_sat_negative_zero.tgsi`).
 const BUG_ADD_SAT: bool = true;
@@ -849,7 +845,7 @@ impl Renderer<'_> {
             // the bits too (tests/diff_cases/nan_sign_into_integer.tgsi).
             let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64)
                 || opcode == Opcode::Pk2h;
-            let mut operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
+            let operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
                 // 64-bit operands are read as xy / zw pairs.
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
@@ -859,13 +855,6 @@ impl Renderer<'_> {
             } else {
                 self.src(s)
             };
-            if BUG_SINCOS_HUGE && matches!(opcode.canonical(), Opcode::Sin | Opcode::Cos | Opcode::Scs) {
-                // tests/diff_cases/sincos_huge_argument.tgsi
-                let z = SANITISED + k as u32 % 4;
-                self.emit(&format!("MAX TEMP[{z}], {operand}, IMM[{IMM_MORE}].wwww"));
-                self.emit(&format!("MIN TEMP[{z}], TEMP[{z}], -IMM[{IMM_MORE}].wwww"));
-                operand = format!("TEMP[{z}]");
-            }
             text.push_str(&operand);
         }
         self.emit(&text);
