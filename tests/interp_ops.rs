@@ -311,6 +311,24 @@ fn transcendental_values_are_approximate_with_bounds() {
 }
 
 #[test]
+fn nan_bits_made_by_float_operations_are_open_to_integer_consumers() {
+    let inputs = r#"{"IN[0]": [-1, "0xffc00001", 0, 0], "IN[1]": ["0x1f", 0, 0, 0]}"#;
+    let body = "SQRT TEMP[0].x, IN[0].xxxx
+        MOV TEMP[0].y, IN[0].yyyy
+        MOV OUT[0].x, TEMP[0].xxxx
+        USHR OUT[0].y, TEMP[0].xxxx, IN[1].xxxx
+        USHR OUT[0].z, TEMP[0].yyyy, IN[1].xxxx
+        PK2H OUT[0].w, TEMP[0].xxxx";
+    let run = run_prog("VERT", VS, body, inputs);
+    let r = out(&run, 0, 0);
+    assert!(f32::from_bits(r[0]).is_nan());
+    assert_eq!(acc(&run, 0, 0, 0), Accuracy::Exact, "as a float: any NaN");
+    assert_eq!(acc(&run, 0, 0, 1), Accuracy::Unconstrained, "the sign of SQRT(−1)'s NaN is not specified");
+    assert_eq!((r[2], acc(&run, 0, 0, 2)), (1, Accuracy::Exact), "a moved input NaN keeps its bits");
+    assert_eq!(acc(&run, 0, 0, 3), Accuracy::Unconstrained, "PK2H keeps the NaN's sign");
+}
+
+#[test]
 fn log_mantissa_scales_the_operand_error() {
     // LOG.y = |x| / 2^floor(log2 |x|) is exact scaling: x = 1/300 (≈ 1.71·2^−9) carries RCP's
     // bound, which LOG.y multiplies by 2^9.

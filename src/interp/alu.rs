@@ -397,7 +397,8 @@ fn pair(s: V4, p: usize) -> u64 {
 }
 
 fn pair_exact(s: &[V4], p: usize) -> bool {
-    s.iter().all(|x| x[2 * p].is_exact() && x[2 * p + 1].is_exact())
+    let exact = |v: Val| v.is_exact() && !v.is_open_nan();
+    s.iter().all(|x| exact(x[2 * p]) && exact(x[2 * p + 1]))
 }
 
 fn put(r: &mut V4, p: usize, bits: u64, exact: bool) {
@@ -673,8 +674,9 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         }
         // ---- pack / unpack
         O::Pk2h => {
-            let lo = v::stepwise(a[0], f2h);
-            let hi = v::stepwise(a[1], f2h);
+            // A half NaN keeps the sign of the float NaN: open NaN bits stay open.
+            let half = |x: Val| if x.is_open_nan() { Val::unknown(f2h(x.float())) } else { v::stepwise(x, f2h) };
+            let (lo, hi) = (half(a[0]), half(a[1]));
             out(rep(Val::derived(lo.bits | hi.bits << 16, &[lo, hi])), i)
         }
         O::Pk2us => {

@@ -98,11 +98,6 @@ const BUG_SVIEWINFO_LEVEL: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
 const BUG_RESQ_BUFFER: bool = true;
-/// NaN bits: the interpreter's NaNs from invalid operations are 0xffc00000 and exact, the
-/// emulator's 0x7fc00000. Until integer consumers of NaN bits are unconstrained, every integer
-/// operand read from a temporary goes through a sanitiser that replaces NaN by 0
-/// (`tests/diff_cases/nan_sign_into_integer.tgsi`).
-const BUG_NAN_SIGN: bool = true;
 /// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
 /// (`tests/diff_cases/txq_1d_array.tgsi`).
 const BUG_TXQ_1D_ARRAY: bool = true;
@@ -742,28 +737,8 @@ impl Renderer<'_> {
         self.int_src_swizzled(s, &Self::swizzle(s.swizzle), slot)
     }
 
-    fn int_src_swizzled(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
-        let temp_file = matches!(self.file_name(s), "TEMP" | "ARRAY");
-        if !(BUG_NAN_SIGN && temp_file) {
-            return self.src_swizzled(s, swizzle);
-        }
-        self.nan_free(s, swizzle, slot)
-    }
-
-    /// `s` with NaN components replaced by 0 (through `TEMP[SANITISED + slot]`).
-    fn nan_free(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
-        let reg = self.register(s);
-        let z = SANITISED + slot % 4;
-        self.emit(&format!("FSNE TEMP[{z}], {reg}, {reg}"));
-        self.emit(&format!("UCMP TEMP[{z}], TEMP[{z}], IMM[{IMM_SMALL}].xxxx, {reg}"));
-        let mut text = format!("TEMP[{z}].{swizzle}");
-        if s.abs {
-            text = format!("|{text}|");
-        }
-        if s.neg {
-            text = format!("-{text}");
-        }
-        text
+    fn int_src_swizzled(&mut self, s: &SrcD, swizzle: &str, _slot: u32) -> String {
+        self.src_swizzled(s, swizzle)
     }
 
     fn src(&self, s: &SrcD) -> String {
