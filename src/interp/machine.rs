@@ -206,7 +206,14 @@ impl<'p, 'a> Machine<'p, 'a> {
             }
             self.cur = self.pc;
             self.pc += 1;
+            let certain = self.tainted == 0;
             self.step()?;
+            if certain && self.tainted != 0 {
+                self.uncertain_writes();
+            }
+        }
+        if self.tainted != 0 {
+            self.uncertain_writes();
         }
         Ok(self.finish())
     }

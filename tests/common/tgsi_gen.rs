@@ -110,10 +110,6 @@ const BUG_VS_POSITION_ACCURACY: bool = true;
 /// is added to the last output, so no body compiles to nothing
 /// (`tests/diff_cases/empty_if_reconverge.tgsi`).
 const BUG_EMPTY_IF: bool = true;
-/// Stores and atomics in lanes whose control flow is uncertain are compared as exact; until
-/// fixed, compute shaders write memory only outside control flow
-/// (`tests/diff_cases/uncertain_branch_atomic.tgsi`).
-const BUG_UNCERTAIN_WRITES: bool = true;
 /// After a conditional CONT the lanes of a loop are not reconverged, so a following BARRIER
 /// diverges, atomics run in a different lane order and derivatives read neighbours in another
 /// iteration; until fixed, only vertex shaders get CONT, and they get no subgroup opcodes
@@ -984,11 +980,6 @@ impl Renderer<'_> {
                 self.tex(*form, *unit, *samp, dst, coord, extra, *offset)
             }
             Item::Mem { kind, dst, addr, value, value2 } => {
-                // tests/diff_cases/uncertain_branch_atomic.tgsi: writes only outside control flow.
-                let writes = matches!(kind % 6, 1 | 3 | 4);
-                if BUG_UNCERTAIN_WRITES && writes && !self.stack.is_empty() {
-                    return;
-                }
                 if stage == Stage::Comp {
                     self.mem(*kind, dst, addr, value, value2)
                 }
