@@ -286,6 +286,30 @@ fn memory_buffers_and_atomics_in_lane_order() {
 }
 
 #[test]
+fn memory_written_under_uncertain_control_flow_is_unconstrained() {
+    // RCP(1) ≥ 1 could go either way: lane 0's branch is uncertain. The store it skips or
+    // makes (to BUFFER[0]) leaves every word of BUFFER[0] open; BUFFER[1] is only read and
+    // stays exact.
+    let decls = "DCL SV[0], THREAD_ID\nDCL BUFFER[0]\nDCL BUFFER[1]\nDCL CONST[0]\nDCL TEMP[0..1]\n\
+                 IMM[0] UINT32 {0, 4, 7, 0}\nIMM[1] FLT32 {1.0, 0.5, 0, 0}";
+    let body = "USEQ TEMP[0].x, SV[0].xxxx, IMM[0].xxxx
+        UCMP TEMP[0].y, TEMP[0].xxxx, CONST[0].xxxx, IMM[1].yyyy
+        RCP TEMP[0].z, TEMP[0].yyyy
+        FSGE TEMP[0].w, TEMP[0].zzzz, IMM[1].xxxx
+        UIF TEMP[0].wwww
+          STORE BUFFER[0].x, IMM[0].yyyy, IMM[0].zzzz
+        ENDIF
+        LOAD TEMP[1], BUFFER[0], IMM[0].xxxx
+        LOAD TEMP[1].y, BUFFER[1], IMM[0].xxxx";
+    let inputs = r#"{"SV[0]": [["0x0", 0, 0, 0], ["0x1", 0, 0, 0], ["0x2", 0, 0, 0], ["0x3", 0, 0, 0]],
+        "CONST[0]": [1, 0, 0, 0], "buffers": {"0": ["0x1", "0x2"], "1": ["0x3", "0x4"]}}"#;
+    let r = run("COMP", decls, body, inputs);
+    assert_eq!(r.uncertain_lanes, vec![0]);
+    assert_eq!(r.buffer_accuracy[&0], vec![Accuracy::Unconstrained; 2]);
+    assert_eq!(r.buffer_accuracy[&1], vec![Accuracy::Exact; 2]);
+}
+
+#[test]
 fn indirect_addressing_out_of_range() {
     let decls = "DCL IN[0]\nDCL OUT[0], POSITION\nDCL CONST[0..1]\nDCL TEMP[0..1], ARRAY(1)\nDCL TEMP[2]\nDCL ADDR[0]\nIMM[0] FLT32 {    0.0000,     1.0000,     2.0000,     7.0000}";
     let body = "MOV TEMP[0], IMM[0].yyyy
@@ -327,8 +351,11 @@ fn sixty_four_bit_pairs() {
     assert_eq!([o[2], o[3]], [0, 1], "carry into the high word");
     assert_eq!(o[0], 0xffff_ffff);
     let r = run("VERT", decls, "U64SHL TEMP[0], IN[0].zwzw, IN[1].zzxx\nMOV OUT[0], TEMP[0]", &inputs);
-    // pair xy shifted by src1.x (= 1), pair zw by src1.z (= b0).
-    assert_eq!(out(&r, 0, 0)[..2], [0xffff_fffe, 1]);
+    // pair xy shifted by src1.x (= 1), pair zw by src1.y (= 1, tgsi.rst; src1.z would be b0).
+    assert_eq!(out(&r, 0, 0), [0xffff_fffe, 1, 0xffff_fffe, 1]);
+    let r = run("VERT", decls, "U64SHR TEMP[0], IN[0].zwzw, IN[1].zxzz\nMOV OUT[0], TEMP[0]", &inputs);
+    // src1 = (1, b0, 1, 1) with b0 = 0 (the low word of −0.25): pair zw is not shifted.
+    assert_eq!(out(&r, 0, 0), [0x7fff_ffff, 0, 0xffff_ffff, 0]);
     let body =
         "MOV TEMP[1], IN[0].wwww\nI64DIV OUT[0].xy, IN[0].zwzw, IN[1].zwzw\nI64DIV OUT[0].zw, IN[0].zwzw, TEMP[1]";
     let r = run("VERT", decls, body, &inputs);

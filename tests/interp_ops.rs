@@ -231,6 +231,17 @@ fn bitfields() {
     let run = run_prog("VERT", VS, "BFI OUT[0], IN[0], IN[1], IN[2], IN[2].xxzw", inputs);
     // bits 8..15 of ~0 replaced by 0; 8 bits at 4 of 0 ← 0xf; width 0 → base; width 32 → insert.
     assert_eq!(out(&run, 0, 0), [0xffff00ff, 0xf0, 0x12345678, 0]);
+    // Outside tgsi.rst's range (offset + width > 32, a negative offset or width): undefined.
+    let inputs = r#"{"IN[0]": ["0xffffff9c", "0x4d2", "0x7", "0x7"], "IN[1]": ["0x4", "0x3", "0xffffffff", "0x0"],
+        "IN[2]": ["0x28", "0x20", "0x4", "0xffffffff"]}"#;
+    for op in ["UBFE", "IBFE"] {
+        let run = run_prog("VERT", VS, &format!("{op} OUT[0], IN[0], IN[1], IN[2]"), inputs);
+        assert!((0..4).all(|c| acc(&run, 0, 0, c) == Accuracy::Unconstrained), "{op}");
+    }
+    let run = run_prog("VERT", VS, "BFI OUT[0], IN[0], IN[0], IN[1], IN[2]", inputs);
+    assert!((0..4).all(|c| acc(&run, 0, 0, c) == Accuracy::Unconstrained));
+    let run = run_prog("VERT", VS, "UBFE OUT[0], IN[0], IN[1].wwww, IN[2].yyyy", inputs);
+    assert_eq!((out(&run, 0, 0)[1], acc(&run, 0, 0, 1)), (1234, Accuracy::Exact), "width 32 at offset 0");
     assert_eq!(un("BREV", [1, 0x80000000, 0xf0, 0]), [0x80000000, 1, 0x0f000000, 0]);
     assert_eq!(un("POPC", [TRUE, 0, 0xf0f0, 1]), [32, 0, 8, 1]);
     assert_eq!(un("LSB", [0, 8, 0x80000000, 3]), [m(-1), 3, 31, 0]);
@@ -288,6 +299,48 @@ fn transcendental_values_are_approximate_with_bounds() {
     assert_eq!(f32::from_bits(r[1]), 0.5f64.cos() as f32);
     assert!(matches!(acc(&run, 0, 0, 0), Accuracy::Within(e) if e >= 2f32.powi(-11)));
     assert_eq!(acc(&run, 0, 0, 2), Accuracy::Exact);
+    // From 2^17·π ≈ 411774.8 on, any value in [−1, 1]: 0 within 1.
+    let inputs = r#"{"IN[0]": [1300000.5, 411774, 411775, -2000000]}"#;
+    let body = "SIN OUT[0].x, IN[0].xxxx\nCOS OUT[0].y, IN[0].yyyy\nSIN OUT[0].z, IN[0].zzzz\nCOS OUT[0].w, IN[0].wwww";
+    let run = run_prog("VERT", VS, body, inputs);
+    let r = out(&run, 0, 0);
+    assert_eq!([r[0], r[2], r[3]], [0, 0, 0]);
+    assert_eq!([acc(&run, 0, 0, 0), acc(&run, 0, 0, 2), acc(&run, 0, 0, 3)], [Accuracy::Within(1.0); 3]);
+    assert_eq!(f32::from_bits(r[1]), 411774f64.cos() as f32);
+    assert!(matches!(acc(&run, 0, 0, 1), Accuracy::Within(e) if e < 0.5));
+}
+
+#[test]
+fn nan_bits_made_by_float_operations_are_open_to_integer_consumers() {
+    let inputs = r#"{"IN[0]": [-1, "0xffc00001", 0, 0], "IN[1]": ["0x1f", 0, 0, 0]}"#;
+    let body = "SQRT TEMP[0].x, IN[0].xxxx
+        MOV TEMP[0].y, IN[0].yyyy
+        MOV OUT[0].x, TEMP[0].xxxx
+        USHR OUT[0].y, TEMP[0].xxxx, IN[1].xxxx
+        USHR OUT[0].z, TEMP[0].yyyy, IN[1].xxxx
+        PK2H OUT[0].w, TEMP[0].xxxx";
+    let run = run_prog("VERT", VS, body, inputs);
+    let r = out(&run, 0, 0);
+    assert!(f32::from_bits(r[0]).is_nan());
+    assert_eq!(acc(&run, 0, 0, 0), Accuracy::Exact, "as a float: any NaN");
+    assert_eq!(acc(&run, 0, 0, 1), Accuracy::Unconstrained, "the sign of SQRT(−1)'s NaN is not specified");
+    assert_eq!((r[2], acc(&run, 0, 0, 2)), (1, Accuracy::Exact), "a moved input NaN keeps its bits");
+    assert_eq!(acc(&run, 0, 0, 3), Accuracy::Unconstrained, "PK2H keeps the NaN's sign");
+}
+
+#[test]
+fn log_mantissa_scales_the_operand_error() {
+    // LOG.y = |x| / 2^floor(log2 |x|) is exact scaling: x = 1/300 (≈ 1.71·2^−9) carries RCP's
+    // bound, which LOG.y multiplies by 2^9.
+    let inputs = r#"{"IN[0]": [300, 0, 0, 0]}"#;
+    let run =
+        run_prog("VERT", VS, "RCP TEMP[0].x, IN[0].xxxx\nMOV OUT[0].x, TEMP[0]\nLOG OUT[0].yz, TEMP[0].xxxx", inputs);
+    let r = out(&run, 0, 0);
+    assert_eq!(f32::from_bits(r[1]), f32::from_bits(r[0]) * 512.0);
+    let (Accuracy::Within(e_rcp), Accuracy::Within(e_y)) = (acc(&run, 0, 0, 0), acc(&run, 0, 0, 1)) else {
+        panic!("RCP and LOG.y must be approximate")
+    };
+    assert_eq!(e_y, e_rcp * 512.0);
 }
 
 #[test]

@@ -191,7 +191,9 @@ impl Machine {
                     // Byte 2 is the sample index outside 3D (a multisample fetch).
                     let sample = if dimension == 2 { 0 } else { (offset_word >> 16) & 0xFF };
                     let layer = if array { field(lane, "layer").unwrap_or(0) } else { 0 };
-                    texture.texel_sample(level, layer, ints("x") + ox, ints("y") + oy, ints("z") + oz, sample)
+                    let (x, y, z) =
+                        (ints("x").wrapping_add(ox), ints("y").wrapping_add(oy), ints("z").wrapping_add(oz));
+                    texture.texel_sample(level, layer, x, y, z, sample)
                 }
                 TEX_GRADIENT => {
                     let lod = if force_delta {

@@ -266,15 +266,25 @@ fn trig_bound(x: f32) -> f64 {
     2f64.powi(-11) + (x.abs() as f64) * 2f64.powi(-20)
 }
 
+/// Beyond this |x| (2^17·π) the compiled range reduction no longer bounds SIN/COS: any value in
+/// [−1, 1] (docs/interpreter.md; `src/lower/transcendental.rs`).
+const TRIG_RANGE: f64 = 131072.0 * std::f64::consts::PI;
+
 pub fn sin(a: Val) -> Val {
-    let x = a.float();
-    let r = (x as f64).sin() as f32;
-    approx(r, trig_bound(x), if a.is_unknown() { f64::INFINITY } else { a.err as f64 }, false)
+    trig(a, f64::sin)
 }
 
 pub fn cos(a: Val) -> Val {
+    trig(a, f64::cos)
+}
+
+fn trig(a: Val, f: fn(f64) -> f64) -> Val {
     let x = a.float();
-    let r = (x as f64).cos() as f32;
+    if x.is_finite() && !a.is_unknown() && (x.abs() as f64) + a.err as f64 >= TRIG_RANGE {
+        // 0 ± 1: exactly the interval [−1, 1].
+        return Val { bits: 0, err: 1.0 };
+    }
+    let r = f(x as f64) as f32;
     approx(r, trig_bound(x), if a.is_unknown() { f64::INFINITY } else { a.err as f64 }, false)
 }
 
@@ -387,7 +397,8 @@ fn pair(s: V4, p: usize) -> u64 {
 }
 
 fn pair_exact(s: &[V4], p: usize) -> bool {
-    s.iter().all(|x| x[2 * p].is_exact() && x[2 * p + 1].is_exact())
+    let exact = |v: Val| v.is_exact() && !v.is_open_nan();
+    s.iter().all(|x| exact(x[2 * p]) && exact(x[2 * p + 1]))
 }
 
 fn put(r: &mut V4, p: usize, bits: u64, exact: bool) {
@@ -422,6 +433,22 @@ fn dmax(a: f64, b: f64) -> f64 {
     a.max(b)
 }
 
+/// A bitfield opcode's result `bits`: unconstrained outside tgsi.rst's defined range
+/// (`offset < 0`, `width < 0` or `offset + width > 32`, signed operands; NIR's
+/// `*bitfield_extract`/`bitfield_insert`, which Mesa maps these opcodes to, leave it undefined
+/// too), else exact when every operand is.
+fn bitfield_result(bits: u32, offset: Val, width: Val, others: &[Val]) -> Val {
+    let (o, w) = (offset.int() as i64, width.int() as i64);
+    if o < 0 || w < 0 || o + w > 32 {
+        return Val::unknown(bits);
+    }
+    let mut deps = others.to_vec();
+    deps.extend([offset, width]);
+    Val::derived(bits, &deps)
+}
+
+/// The bits the interpreter reports (Mesa's tgsi_exec); outside the defined range they are
+/// only a placeholder (see [`bitfield_result`]).
 fn bfe(value: u32, offset: u32, width: u32, signed: bool) -> u32 {
     let offset = offset & 0x1f;
     if width == 32 && offset == 0 {
@@ -608,7 +635,15 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
                 let t = ax.float();
                 let ef = exact_log2_floor(t);
                 let r = if ef.is_finite() { ldexp32(t, -(ef as i32)) } else { t / ef.exp2() };
-                Val { bits: r.to_bits(), err: if e.is_exact() { ax.err } else { f32::INFINITY } }
+                // An exact scaling by 2^−e: the operand's error scales with it.
+                let err = if !e.is_exact() {
+                    f32::INFINITY
+                } else if ax.is_exact() {
+                    0.0
+                } else {
+                    v::err32(ax.err as f64 * (-(ef as f64)).exp2())
+                };
+                Val { bits: r.to_bits(), err }
             };
             out([e, m, lg2(ax), one()], f)
         }
@@ -639,8 +674,9 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         }
         // ---- pack / unpack
         O::Pk2h => {
-            let lo = v::stepwise(a[0], f2h);
-            let hi = v::stepwise(a[1], f2h);
+            // A half NaN keeps the sign of the float NaN: open NaN bits stay open.
+            let half = |x: Val| if x.is_open_nan() { Val::unknown(f2h(x.float())) } else { v::stepwise(x, f2h) };
+            let (lo, hi) = (half(a[0]), half(a[1]));
             out(rep(Val::derived(lo.bits | hi.bits << 16, &[lo, hi])), i)
         }
         O::Pk2us => {
@@ -748,13 +784,19 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Shl => out(map2(a, b, |x, y| int2(x, y, |p, q| p << (q & 31))), i),
         O::Ushr => out(map2(a, b, |x, y| int2(x, y, |p, q| p >> (q & 31))), i),
         O::Ishr | O::Shr => out(map2(a, b, |x, y| int2(x, y, |p, q| ((p as i32) >> (q & 31)) as u32)), i),
-        O::Ibfe => out(map3(a, b, c, |x, o, w| int3(x, o, w, |p, q, r| bfe(p, q, r, true))), i),
-        O::Ubfe => out(map3(a, b, c, |x, o, w| int3(x, o, w, |p, q, r| bfe(p, q, r, false))), i),
+        O::Ibfe | O::Ubfe => out(
+            std::array::from_fn(|k| {
+                let r = bfe(a[k].bits, b[k].bits, c[k].bits, op == O::Ibfe);
+                bitfield_result(r, b[k], c[k], &[a[k]])
+            }),
+            i,
+        ),
         O::Bfi => {
             let d = s.get(3).copied().unwrap_or([Val::ZERO; 4]);
             out(
                 std::array::from_fn(|k| {
-                    Val::derived(bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits), &[a[k], b[k], c[k], d[k]])
+                    let r = bfi(a[k].bits, b[k].bits, c[k].bits, d[k].bits);
+                    bitfield_result(r, c[k], d[k], &[a[k], b[k]])
                 }),
                 i,
             )
@@ -950,8 +992,8 @@ fn compute64(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Ou
                 if !any[p] {
                     continue;
                 }
-                // The count of pair p is source 1's channel 2p (x for xy, z for zw).
-                let n = b[2 * p];
+                // The count of pair p is source 1's channel p (x for xy, y for zw: tgsi.rst).
+                let n = b[p];
                 let x = pair(a, p);
                 let k = n.bits & 0x3f;
                 let bits = match op {

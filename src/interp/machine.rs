@@ -206,7 +206,14 @@ impl<'p, 'a> Machine<'p, 'a> {
             }
             self.cur = self.pc;
             self.pc += 1;
+            let certain = self.tainted == 0;
             self.step()?;
+            if certain && self.tainted != 0 {
+                self.uncertain_writes();
+            }
+        }
+        if self.tainted != 0 {
+            self.uncertain_writes();
         }
         Ok(self.finish())
     }
@@ -646,6 +653,13 @@ impl<'p, 'a> Machine<'p, 'a> {
             }
         }
         let mut val = val;
+        // NaN bits made by float arithmetic are unspecified; moves and selections keep their
+        // operand's bits (and its marking).
+        let moves =
+            matches!(inst.opcode, Opcode::Mov | Opcode::Swz | Opcode::Cmp | Opcode::Ucmp | Opcode::Cnd | Opcode::Cnd0);
+        if kind == Kind::Float && !moves {
+            val = val.open_nan();
+        }
         if kind == Kind::Float {
             if let Some(m) = dst.modulate {
                 val = v::mul(val, Val::f(m.factor()));
@@ -1045,7 +1059,9 @@ pub fn modify(s: &SrcOperand, ty: Option<OperandType>, raw: [Val; 4]) -> [Val; 4
                 if s.negate {
                     i = i.wrapping_neg();
                 }
-                *val = Val { bits: i as u32, err: if val.is_exact() { 0.0 } else { f32::INFINITY } };
+                // An integer read of NaN bits a float operation left open is unconstrained.
+                let exact = val.is_exact() && !val.is_open_nan();
+                *val = Val { bits: i as u32, err: if exact { 0.0 } else { f32::INFINITY } };
             }
         }
         Some(T::D) => {
@@ -1060,6 +1076,11 @@ pub fn modify(s: &SrcOperand, ty: Option<OperandType>, raw: [Val; 4]) -> [Val; 4
             }
         }
         Some(T::I64 | T::U64) => {
+            for val in &mut x {
+                if val.is_open_nan() {
+                    *val = Val::unknown(val.bits);
+                }
+            }
             for p in 0..2 {
                 let mut i = (x[2 * p].bits as u64 | (x[2 * p + 1].bits as u64) << 32) as i64;
                 if s.absolute {

@@ -187,6 +187,42 @@ impl Machine<'_, '_> {
         }
     }
 
+    /// Once a lane's control flow (or addressing) is uncertain it may run stores and atomics
+    /// the nominal run skipped, or skip those it ran: every word of every resource the program
+    /// writes (a directly named BUFFER, shared MEMORY; any image, and with an indirect or
+    /// bindless resource all of them) becomes unconstrained. Called when the first lane becomes
+    /// uncertain (so later loads see it) and again when the run ends.
+    pub fn uncertain_writes(&mut self) {
+        let (mut buffers, mut all_buffers, mut shared, mut images) = (Vec::new(), false, false, false);
+        for inst in &self.p.insts {
+            let reg = match inst.opcode {
+                Opcode::Store => inst.dst.first().map(|d| d.register),
+                Opcode::Load | Opcode::Resq | Opcode::Img2hnd | Opcode::Samp2hnd => None,
+                op if is_memory(op) => inst.src.first().map(|s| s.register),
+                _ => None,
+            };
+            let Some(reg) = reg else { continue };
+            match reg.file {
+                File::Buffer if reg.index.indirect.is_none() => buffers.push(reg.index.value.max(0) as u32),
+                File::Buffer => all_buffers = true,
+                File::Memory => shared = true,
+                _ => images = true,
+            }
+        }
+        let ids: Vec<u32> = if all_buffers { self.buffers.keys().copied().collect() } else { buffers };
+        for b in ids {
+            self.unknown_address(Space::Buffer(b));
+        }
+        if shared {
+            self.unknown_address(Space::Shared);
+        }
+        if images {
+            for state in self.images.values_mut() {
+                state.err.iter_mut().for_each(|e| *e = f32::INFINITY);
+            }
+        }
+    }
+
     pub fn memory(&mut self, op: Opcode) -> Result<(), InterpError> {
         use Opcode as O;
         let inst = self.inst();

@@ -324,25 +324,28 @@ impl Machine<'_, '_> {
                 };
                 let sample_comp = if op == O::SampleIMs { 0 } else { 3 };
                 for l in Machine::lanes(self.exec) {
-                    let off = if matches!(op, O::Txf | O::TxfLz) { self.offsets(l)? } else { [0; 3] };
+                    let off = self.offsets(l)?;
                     let c = coord[l];
                     let ci = |k: usize| c[k].int();
+                    // Wrapping (the hardware's 32-bit addition): any coordinate near the ends of
+                    // the i32 range is outside every level either way.
+                    let at = |k: usize| ci(k).wrapping_add(off[k]);
                     let level = if op == O::TxfLz || msaa || lay.dim == Dim::Buffer { 0 } else { ci(3) };
-                    let (x, mut y, mut z, mut layer) = (ci(0) + off[0], 0, 0, 0);
+                    let (x, mut y, mut z, mut layer) = (at(0), 0, 0, 0);
                     match (lay.dim, lay.layer) {
                         (Dim::D1, Some(_)) => layer = ci(1),
                         (Dim::D2 | Dim::Rect | Dim::Cube, Some(_)) => {
-                            y = ci(1) + off[1];
+                            y = at(1);
                             layer = ci(2);
                         }
-                        (Dim::D2 | Dim::Rect, None) => y = ci(1) + off[1],
+                        (Dim::D2 | Dim::Rect, None) => y = at(1),
                         (Dim::Cube, None) => {
-                            y = ci(1) + off[1];
+                            y = at(1);
                             layer = ci(2);
                         }
                         (Dim::D3, _) => {
-                            y = ci(1) + off[1];
-                            z = ci(2) + off[2];
+                            y = at(1);
+                            z = at(2);
                         }
                         _ => {}
                     }

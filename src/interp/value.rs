@@ -62,9 +62,23 @@ impl Val {
     }
 
     /// A value with the given bits whose accuracy is "exact if all `deps` are exact, else
-    /// unconstrained" — the rule for every non-float (integer, bitwise, boolean) result.
+    /// unconstrained" — the rule for every non-float (integer, bitwise, boolean) result. A NaN
+    /// whose bits are open ([`Val::open_nan`]) counts as inexact here: its bits are read.
     pub fn derived(bits: u32, deps: &[Val]) -> Val {
-        Val { bits, err: if deps.iter().all(|d| d.is_exact()) { 0.0 } else { f32::INFINITY } }
+        Val { bits, err: if deps.iter().all(|d| d.is_exact() && !d.is_open_nan()) { 0.0 } else { f32::INFINITY } }
+    }
+
+    /// A NaN made by float arithmetic: exact as a float (every NaN matches every NaN), but its
+    /// bits (sign, payload) are unspecified, so integer and bitwise consumers of them are
+    /// unconstrained. Encoded as the error bound −0.0, which every float rule treats as 0.
+    /// Other values are returned unchanged.
+    pub fn open_nan(self) -> Val {
+        if self.float().is_nan() && self.is_exact() { Val { bits: self.bits, err: -0.0 } } else { self }
+    }
+
+    /// Whether this is a NaN whose bits are unspecified ([`Val::open_nan`]).
+    pub fn is_open_nan(self) -> bool {
+        self.err == 0.0 && self.err.is_sign_negative() && self.float().is_nan()
     }
 
     /// The interval `[lo, hi]` the value stands for, or `None` when unconstrained or NaN

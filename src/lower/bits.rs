@@ -34,7 +34,9 @@
 //!   Within tgsi.rst's defined range (`offset + bits ≤ 32`) these are exactly its pseudocode
 //!   (width 0 gives 0 for the extracts and `base` for BFI; width 32 at offset 0 gives the whole
 //!   value / `ins`). Beyond it they read bits above bit 31 as zeros (UBFE) or as copies of the
-//!   sign bit (IBFE) — Direct3D's `ubfe`/`ibfe` — and BFI inserts only the bits that fit.
+//!   sign bit (IBFE) — Direct3D's `ubfe`/`ibfe` — and BFI inserts only the bits that fit; those
+//!   results are undefined (tgsi.rst; NIR's `*bitfield_extract`/`bitfield_insert`, Mesa's
+//!   mapping of the opcodes), so the interpreter leaves them unconstrained.
 //! * UMSB, IMSB, LSB return −1 (`0xFFFFFFFF`) when no bit qualifies (0 for UMSB/LSB; 0 and −1
 //!   for IMSB).
 

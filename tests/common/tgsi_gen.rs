@@ -64,7 +64,6 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("UP2US", "up2us_constant.tgsi"),
     ("PK4B", "pk4b_nan.tgsi"),
     ("LIT", "lit_denormal_exponent.tgsi"),
-    ("LOG", "log_y_accuracy.tgsi"),
     ("UP2H", "up2h_negative_zero_constant.tgsi"),
 ];
 
@@ -99,26 +98,6 @@ const BUG_SVIEWINFO_LEVEL: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
 const BUG_RESQ_BUFFER: bool = true;
-/// SAMPLE_I with texel offsets: the interpreter ignores them
-/// (`tests/diff_cases/sample_i_offsets.tgsi`).
-const BUG_SAMPLE_I_OFFSETS: bool = true;
-/// TXF/TXF_LZ with offsets: the interpreter's coordinate + offset overflows (panics) at the
-/// ends of the i32 range; until fixed they get no offsets
-/// (`tests/diff_cases/txf_offset_overflow.tgsi`).
-const BUG_TXF_OFFSET_OVERFLOW: bool = true;
-/// IBFE/UBFE/BFI widths above 31: the interpreter masks them to 5 bits, the lowering clamps to
-/// 32. Until the two agree the width operand is masked to 0..=31 first
-/// (`tests/diff_cases/bitfield_wide.tgsi`).
-const BUG_BITFIELD_WIDE: bool = true;
-/// 64-bit shifts: the interpreter takes pair zw's count from src1.z, the lowering (tgsi.rst)
-/// from src1.y; the count is generated with a replicated swizzle until they agree
-/// (`tests/diff_cases/u64_shift_count_zw.tgsi`).
-const BUG_SHIFT64_COUNT: bool = true;
-/// NaN bits: the interpreter's NaNs from invalid operations are 0xffc00000 and exact, the
-/// emulator's 0x7fc00000. Until integer consumers of NaN bits are unconstrained, every integer
-/// operand read from a temporary goes through a sanitiser that replaces NaN by 0
-/// (`tests/diff_cases/nan_sign_into_integer.tgsi`).
-const BUG_NAN_SIGN: bool = true;
 /// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
 /// (`tests/diff_cases/txq_1d_array.tgsi`).
 const BUG_TXQ_1D_ARRAY: bool = true;
@@ -131,10 +110,6 @@ const BUG_VS_POSITION_ACCURACY: bool = true;
 /// is added to the last output, so no body compiles to nothing
 /// (`tests/diff_cases/empty_if_reconverge.tgsi`).
 const BUG_EMPTY_IF: bool = true;
-/// Stores and atomics in lanes whose control flow is uncertain are compared as exact; until
-/// fixed, compute shaders write memory only outside control flow
-/// (`tests/diff_cases/uncertain_branch_atomic.tgsi`).
-const BUG_UNCERTAIN_WRITES: bool = true;
 /// After a conditional CONT the lanes of a loop are not reconverged, so a following BARRIER
 /// diverges, atomics run in a different lane order and derivatives read neighbours in another
 /// iteration; until fixed, only vertex shaders get CONT, and they get no subgroup opcodes
@@ -145,10 +120,6 @@ const BUG_LOOP_CONT_RECONVERGE: bool = true;
 const BUG_DEMOTE_DERIVATIVE: bool = true;
 /// The cross-lane opcodes of the subgroup (the quad).
 const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
-/// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
-/// compiled code's documented accuracy allows; until fixed their sources are clamped to
-/// [−2^16, 2^16] (`tests/diff_cases/sincos_huge_argument.tgsi`).
-const BUG_SINCOS_HUGE: bool = true;
 /// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
 /// ADD and SUB are generated without `_SAT` (`tests/diff_cases/add_sat_negative_zero.tgsi`).
 const BUG_ADD_SAT: bool = true;
@@ -762,28 +733,8 @@ impl Renderer<'_> {
         self.int_src_swizzled(s, &Self::swizzle(s.swizzle), slot)
     }
 
-    fn int_src_swizzled(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
-        let temp_file = matches!(self.file_name(s), "TEMP" | "ARRAY");
-        if !(BUG_NAN_SIGN && temp_file) {
-            return self.src_swizzled(s, swizzle);
-        }
-        self.nan_free(s, swizzle, slot)
-    }
-
-    /// `s` with NaN components replaced by 0 (through `TEMP[SANITISED + slot]`).
-    fn nan_free(&mut self, s: &SrcD, swizzle: &str, slot: u32) -> String {
-        let reg = self.register(s);
-        let z = SANITISED + slot % 4;
-        self.emit(&format!("FSNE TEMP[{z}], {reg}, {reg}"));
-        self.emit(&format!("UCMP TEMP[{z}], TEMP[{z}], IMM[{IMM_SMALL}].xxxx, {reg}"));
-        let mut text = format!("TEMP[{z}].{swizzle}");
-        if s.abs {
-            text = format!("|{text}|");
-        }
-        if s.neg {
-            text = format!("-{text}");
-        }
-        text
+    fn int_src_swizzled(&mut self, s: &SrcD, swizzle: &str, _slot: u32) -> String {
+        self.src_swizzled(s, swizzle)
     }
 
     fn src(&self, s: &SrcD) -> String {
@@ -859,45 +810,22 @@ impl Renderer<'_> {
             self.dst(dst, pairs, float)
         };
         let mut text = format!("{}{dst_text}", info.name);
-        // The width operand of IBFE/UBFE (source 2) and BFI (source 3).
-        let width_src = match opcode {
-            Opcode::Ibfe | Opcode::Ubfe => Some(2),
-            Opcode::Bfi => Some(3),
-            _ => None,
-        };
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
             // PK2H keeps a NaN's sign in the half it makes: its source is an integer use of
             // the bits too (tests/diff_cases/nan_sign_into_integer.tgsi).
             let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64)
                 || opcode == Opcode::Pk2h;
-            let mut operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
+            let operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
                 // 64-bit operands are read as xy / zw pairs.
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
                 self.int_src_swizzled(s, &swizzle, k as u32)
-            } else if BUG_SHIFT64_COUNT && matches!(opcode, Opcode::U64shl | Opcode::I64shr | Opcode::U64shr) && k == 1
-            {
-                // tests/diff_cases/u64_shift_count_zw.tgsi
-                let c = COMPONENTS[usize::from(s.swizzle & 3)];
-                self.int_src_swizzled(s, &format!("{c}{c}{c}{c}"), k as u32)
             } else if int {
                 self.int_src(s, k as u32)
             } else {
                 self.src(s)
             };
-            if BUG_SINCOS_HUGE && matches!(opcode.canonical(), Opcode::Sin | Opcode::Cos | Opcode::Scs) {
-                // tests/diff_cases/sincos_huge_argument.tgsi
-                let z = SANITISED + k as u32 % 4;
-                self.emit(&format!("MAX TEMP[{z}], {operand}, IMM[{IMM_MORE}].wwww"));
-                self.emit(&format!("MIN TEMP[{z}], TEMP[{z}], -IMM[{IMM_MORE}].wwww"));
-                operand = format!("TEMP[{z}]");
-            }
-            if BUG_BITFIELD_WIDE && width_src == Some(k) {
-                // tests/diff_cases/bitfield_wide.tgsi
-                self.emit(&format!("AND TEMP[{SCRATCH}], {operand}, IMM[{IMM_MORE}].zzzz"));
-                operand = format!("TEMP[{SCRATCH}]");
-            }
             text.push_str(&operand);
         }
         self.emit(&text);
@@ -947,12 +875,7 @@ impl Renderer<'_> {
         }
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
-        // tests/diff_cases/sample_i_offsets.tgsi
-        let sample_i_offsets = BUG_SAMPLE_I_OFFSETS && f.kind == TexKind::SampleI;
-        // tests/diff_cases/txf_offset_overflow.tgsi
-        let txf_offsets = BUG_TXF_OFFSET_OVERFLOW && matches!(f.name, "TXF" | "TXF_LZ");
-        let offsets_ok = !(sample_i_offsets || txf_offsets);
-        let offsets = if f.offsets && unit.offsets && offset != 0 && offsets_ok {
+        let offsets = if f.offsets && unit.offsets && offset != 0 {
             let sw = ["xyz", "yzw", "wzx"][usize::from(offset - 1) % 3];
             format!(", IMM[{IMM_OFFSETS}].{sw}")
         } else {
@@ -1057,11 +980,6 @@ impl Renderer<'_> {
                 self.tex(*form, *unit, *samp, dst, coord, extra, *offset)
             }
             Item::Mem { kind, dst, addr, value, value2 } => {
-                // tests/diff_cases/uncertain_branch_atomic.tgsi: writes only outside control flow.
-                let writes = matches!(kind % 6, 1 | 3 | 4);
-                if BUG_UNCERTAIN_WRITES && writes && !self.stack.is_empty() {
-                    return;
-                }
                 if stage == Stage::Comp {
                     self.mem(*kind, dst, addr, value, value2)
                 }
