@@ -60,7 +60,6 @@ pub const CONSTS2: u32 = 4;
 /// fixed. Narrower exclusions (one operand form) are made where the construct is rendered, with
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
-    ("CND0", "cnd0_nan.tgsi"),
     ("UP2US", "up2us_constant.tgsi"),
     ("PK4B", "pk4b_nan.tgsi"),
     ("LIT", "lit_denormal_exponent.tgsi"),
@@ -85,10 +84,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
     "INTERP_OFFSET",
 ];
 
-/// 64-bit comparisons: the lowering writes pair k's result to the k-th enabled channel, the
-/// interpreter (tgsi.rst) to x/z (y/w when masked). Until fixed, only masks on which both agree
-/// are generated: one of x/y, optionally with one of z/w (`tests/diff_cases/u64_compare_mask.tgsi`).
-const BUG_U64_COMPARE_MASK: bool = true;
 /// Biased implicit-LOD sampling outside fragment shaders: the lowering drops the bias, the
 /// interpreter (and Mesa's `lower_invalid_implicit_lod`) uses it as the LOD
 /// (`tests/diff_cases/txb_bias_outside_fs.tgsi`).
@@ -849,16 +844,7 @@ impl Renderer<'_> {
         // tests/diff_cases/add_sat_negative_zero.tgsi
         let add_sat = BUG_ADD_SAT && matches!(opcode.canonical(), Opcode::Add | Opcode::Sub);
         let float = info.dst_types.first() == Some(&OperandType::F) && !add_sat;
-        let compare64 = !pairs
-            && info.dst_types.first() == Some(&OperandType::U)
-            && info.src_types.iter().all(|t| matches!(t, OperandType::I64 | OperandType::U64));
-        let dst_text = if compare64 && BUG_U64_COMPARE_MASK {
-            // tests/diff_cases/u64_compare_mask.tgsi
-            let mask = [".x", ".y", ".xz", ".xw", ".yz", ".yw"][usize::from(dst.mask) % 6];
-            self.dst_with_mask(dst, mask, float)
-        } else {
-            self.dst(dst, pairs, float)
-        };
+        let dst_text = self.dst(dst, pairs, float);
         let mut text = format!("{}{dst_text}", info.name);
         // The width operand of IBFE/UBFE (source 2) and BFI (source 3).
         let width_src = match opcode {
