@@ -104,8 +104,8 @@
 //! * **TXQ/SVIEWINFO** follow `Texture::query_size`: width/height/depth are `max(size >>
 //!   min(level, 31), 1)` with the level taken as unsigned, layers and levels unshifted, zeros in
 //!   the unused components, buffers `(width, 0, 0, 1)`. The sysval `texture_size.U` is read as
-//!   its documented components: x width, y height, z depth (3D) or layers (arrays, cube arrays in
-//!   cubes), w levels.
+//!   its documented components: x width, y height (layers for 1D arrays), z depth (3D) or layers
+//!   (2D arrays, cube arrays in cubes), w levels.
 //! * **Derivatives**: DDX/DDY are coarse (lanes 1 − 0 and 2 − 0 of the quad), the `_FINE` forms
 //!   use the lane's own row/column; lanes outside the active mask contribute 0 (`CLPER`'s
 //!   inactive result).
@@ -1341,7 +1341,12 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 minified(ctx, size)
             }
             Part::Layers | Part::Levels => {
-                let component = if matches!(parts[c], Part::Layers) { 2 } else { 3 };
+                // The layer count follows the dimensions: y for 1D arrays, z otherwise.
+                let component = match parts[c] {
+                    Part::Layers if target.shape == Shape::D1 => 1,
+                    Part::Layers => 2,
+                    _ => 3,
+                };
                 let Some(w) = word(ctx, component) else { return };
                 to_value(ctx, w)
             }

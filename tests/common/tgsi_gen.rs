@@ -115,9 +115,6 @@ const BUG_SHIFT64_COUNT: bool = true;
 /// operand read from a temporary goes through a sanitiser that replaces NaN by 0
 /// (`tests/diff_cases/nan_sign_into_integer.tgsi`).
 const BUG_NAN_SIGN: bool = true;
-/// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
-/// (`tests/diff_cases/txq_1d_array.tgsi`).
-const BUG_TXQ_1D_ARRAY: bool = true;
 /// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
 /// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
 /// and every temporary is compared through a GENERIC varying.
@@ -928,10 +925,6 @@ impl Renderer<'_> {
         }
         let u = units[usize::from(unit) % units.len()];
         let unit = &UNITS[u];
-        if BUG_TXQ_1D_ARRAY && matches!(f.kind, TexKind::Query | TexKind::SviewInfo) && unit.sview == "1D_ARRAY" {
-            // tests/diff_cases/txq_1d_array.tgsi
-            return;
-        }
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
         // tests/diff_cases/sample_i_offsets.tgsi
