@@ -103,7 +103,8 @@
 //! * **SAMPLE\*** results are swizzled by the `SVIEW` operand's swizzle (tgsi.rst).
 //! * **TXQ/SVIEWINFO** follow `Texture::query_size`: width/height/depth are `max(size >>
 //!   min(level, 31), 1)` with the level taken as unsigned, layers and levels unshifted, zeros in
-//!   the unused components, buffers `(width, 0, 0, 1)`. The sysval `texture_size.U` is read as
+//!   the unused components, buffers `(width, 0, 0, 1)`. SVIEWINFO of a level `>= levels`
+//!   (unsigned) gives 0 for width, height, depth and layers (tgsi.rst; one `CSEL` each). The sysval `texture_size.U` is read as
 //!   its documented components: x width, y height (layers for 1D arrays), z depth (3D) or layers
 //!   (2D arrays, cube arrays in cubes), w levels.
 //! * **Derivatives**: DDX/DDY are coarse (lanes 1 − 0 and 2 − 0 of the quad), the `_FINE` forms
@@ -1351,6 +1352,20 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 to_value(ctx, w)
             }
         });
+    }
+    // SVIEWINFO of a level outside [0, levels) (unsigned) gives 0 for the sizes and the layer
+    // count (tgsi.rst); the level count stays.
+    let checked = opcode == Opcode::Sviewinfo && target.shape != Shape::Buffer;
+    if let Some(l) = level.filter(|&l| checked && constant(ctx, l) != Some(0)) {
+        let sizes = (0..3).filter(|&c| out[c].is_some() && matches!(parts[c], Part::Size(_) | Part::Layers));
+        let sizes: Vec<usize> = sizes.collect();
+        if !sizes.is_empty() {
+            let Some(levels) = word(ctx, 3) else { return };
+            for c in sizes {
+                let Some(v) = out[c] else { continue };
+                out[c] = Some(ctx.builder().csel(false, Condition::Lt, l, levels, Src::new(v), Src::konst(0)));
+            }
+        }
     }
     write(ctx, inst, 0, out, Kind::Int);
 }

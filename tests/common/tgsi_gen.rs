@@ -88,10 +88,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
 /// interpreter (and Mesa's `lower_invalid_implicit_lod`) uses it as the LOD
 /// (`tests/diff_cases/txb_bias_outside_fs.tgsi`).
 const BUG_TXB_BIAS_OUTSIDE_FS: bool = true;
-/// SVIEWINFO of a level outside the view: the lowering returns sizes of 1, tgsi.rst and the
-/// interpreter 0. Until fixed, the level is masked to 0..=3 (every generated view but RECT has
-/// at least five levels; RECT gets level 0) (`tests/diff_cases/sviewinfo_level_out_of_range.tgsi`).
-const BUG_SVIEWINFO_LEVEL: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
 const BUG_RESQ_BUFFER: bool = true;
@@ -958,15 +954,6 @@ impl Renderer<'_> {
             TexKind::SampleI => {
                 let c = self.int_src(coord, 0);
                 format!("{d}, {c}, SVIEW[{u}]{offsets}")
-            }
-            TexKind::SviewInfo if BUG_SVIEWINFO_LEVEL => {
-                // tests/diff_cases/sviewinfo_level_out_of_range.tgsi
-                // RECT views have one level: level 0 only.
-                let level = SrcD { neg: false, abs: false, ..*extra };
-                let v = self.int_src(&level, 0);
-                let mask = if unit.sview == "RECT" { 'x' } else { 'w' };
-                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].{mask}{mask}{mask}{mask}"));
-                format!("{d}, TEMP[{SCRATCH}].xxxx, SVIEW[{u}]")
             }
             TexKind::SviewInfo => format!("{d}, {}, SVIEW[{u}]", self.src(extra)),
         };
