@@ -73,8 +73,8 @@
 //!   `FMA ×4096`, `F32_TO_S32.rtz`, low 16 bits. Constants are converted at compile time; an
 //!   explicit LOD whose 8.8 value is 0 uses `.zero` (no word), a constant zero bias `.computed`.
 //! * **Implicit LOD** (TEX, TXP, TXB, TEX2, TXB2, SAMPLE, SAMPLE_B, SAMPLE_C) exists only in
-//!   fragment shaders; elsewhere the LOD is 0 and a bias is dropped (Mesa's
-//!   `lower_invalid_implicit_lod`). Fragment shaders using it, or derivatives, set
+//!   fragment shaders; elsewhere the LOD is 0 and a bias is used as the explicit LOD (Mesa's
+//!   `lower_invalid_implicit_lod`: `lod = 0 + bias`). Fragment shaders using it, or derivatives, set
 //!   `flags.needs_helper_threads`.
 //! * **TXP** multiplies s, t, r and the shadow reference by `rcp(q)` (one `FRCP`, then one
 //!   `FMUL` each, as Mesa's projector lowering does), not the array layer; it is rejected on
@@ -520,7 +520,9 @@ fn lod_setup(ctx: &mut Ctx, lod: Lod, target: Target, binding: &Binding) -> (Lod
     let fragment = ctx.stage == Stage::Fragment;
     match lod {
         Lod::Zero => (LodMode::Zero, vec![]),
-        Lod::Implicit | Lod::Bias(_) if !fragment => (LodMode::Zero, vec![]),
+        Lod::Implicit if !fragment => (LodMode::Zero, vec![]),
+        // No implicit LOD to bias: the bias is the LOD (Mesa's lower_invalid_implicit_lod).
+        Lod::Bias(bias) if !fragment => lod_setup(ctx, Lod::Explicit(bias), target, binding),
         Lod::Implicit => {
             ctx.io.flags.needs_helper_threads = true;
             (LodMode::Computed, vec![])

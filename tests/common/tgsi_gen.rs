@@ -84,10 +84,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
     "INTERP_OFFSET",
 ];
 
-/// Biased implicit-LOD sampling outside fragment shaders: the lowering drops the bias, the
-/// interpreter (and Mesa's `lower_invalid_implicit_lod`) uses it as the LOD
-/// (`tests/diff_cases/txb_bias_outside_fs.tgsi`).
-const BUG_TXB_BIAS_OUTSIDE_FS: bool = true;
 /// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
 /// (`tests/diff_cases/resq_buffer.tgsi`).
 const BUG_RESQ_BUFFER: bool = true;
@@ -911,10 +907,6 @@ impl Renderer<'_> {
     fn tex(&mut self, form: u8, unit: u8, samp: u8, dst: &DstD, coord: &SrcD, extra: &SrcD, offset: u8) {
         let forms: Vec<&TexForm> = TEX_FORMS.iter().filter(|f| !EXCLUDED.iter().any(|(n, _)| *n == f.name)).collect();
         let f = forms[usize::from(form) % forms.len()];
-        if BUG_TXB_BIAS_OUTSIDE_FS && self.stage() != Stage::Frag && matches!(f.name, "TXB" | "TXB2" | "SAMPLE_B") {
-            // tests/diff_cases/txb_bias_outside_fs.tgsi
-            return;
-        }
         let units: Vec<usize> = (0..UNITS.len()).filter(|&u| (f.ok)(&UNITS[u])).collect();
         if units.is_empty() {
             return;
