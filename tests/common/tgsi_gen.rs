@@ -84,9 +84,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
     "INTERP_OFFSET",
 ];
 
-/// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
-/// (`tests/diff_cases/resq_buffer.tgsi`).
-const BUG_RESQ_BUFFER: bool = true;
 /// SAMPLE_I with texel offsets: the interpreter ignores them
 /// (`tests/diff_cases/sample_i_offsets.tgsi`).
 const BUG_SAMPLE_I_OFFSETS: bool = true;
@@ -1001,8 +998,6 @@ impl Renderer<'_> {
                 let extra = if op == "ATOMCAS" { format!(", {}", self.int_src(value2, 2)) } else { String::new() };
                 self.emit(&format!("{op}{d}, BUFFER[3], {x}, {v}{extra}"));
             }
-            // tests/diff_cases/resq_buffer.tgsi: RESQ is left out until the emulator models it.
-            _ if BUG_RESQ_BUFFER => {}
             _ => self.emit(&format!("RESQ{d}, BUFFER[{}]", kind / 6 % 4)),
         }
     }
