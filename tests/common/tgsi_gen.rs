@@ -61,7 +61,6 @@ pub const CONSTS2: u32 = 4;
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
     ("UP2US", "up2us_constant.tgsi"),
-    ("LIT", "lit_denormal_exponent.tgsi"),
     ("LOG", "log_y_accuracy.tgsi"),
     ("UP2H", "up2h_negative_zero_constant.tgsi"),
     ("RCC", "rcc_unknown_input.tgsi"),
