@@ -90,7 +90,8 @@
 //!   zero or NaN: the model's s/t are NaN there (texel 0 after its NaN-to-0 index clamp) while
 //!   the clamp modifier gives 0 (also texel 0), so the fetched texel agrees but an implicit LOD
 //!   over such a quad may not. (Assumed of the emulator, as docs/lowering.md does: `FRCP.f32` is
-//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to 0.)
+//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to their lower
+//!   bound, 0 for `clamp_0_1`.)
 //! * **Texel offsets** are only passed (the model's `sample`/`gather` take none): the texture
 //!   unit adds them to the integer texel coordinates — `floor(s·w) + offset` before the edge
 //!   clamp when sampling, `i0 + offset` when gathering, `x + offset` when fetching.
