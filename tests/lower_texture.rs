@@ -599,10 +599,9 @@ fn size_queries_match_query_size() {
         let l = lowered(&format!(
             "FRAG\nDCL IN[0], GENERIC[0], CONSTANT\nDCL OUT[0], COLOR\nDCL SAMP[0]\n  0: TXQ OUT[0], IN[0], SAMP[0], {target}\n  1: END\n"
         ));
-        // The sysval as docs/metadata.md describes it: width, height, depth or layers, levels.
-        let (w, h, d) = texture.level_size(0);
-        let third = if texture.array { texture.layers } else { d };
-        let sysval = [w, h, third, texture.level_count()];
+        // The sysval as docs/metadata.md describes it: the level-0 size query (layers in y for
+        // 1D arrays, in z for 2D and cube arrays), as the emulator supplies it.
+        let sysval = texture.query_size(0);
         let fau: HashMap<u8, u32> = l
             .meta
             .fau

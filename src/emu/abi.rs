@@ -452,6 +452,14 @@ fn sysval(
                     EmuError::new(ErrorKind::Metadata, format!("sysval `{name}` names unbound texture unit {unit}"))
                 })?;
                 if c == 0 { t.samples } else { 0 }
+            } else if let Some(index) = name.strip_prefix("buffer_size.") {
+                let index: u32 =
+                    index.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
+                // The bytes of BUFFER[index] as mapped (an unbound buffer is empty).
+                let bytes = inputs.buffers.get(&index).map_or(0, |words| words.len() * 4);
+                let bytes = u32::try_from(bytes)
+                    .map_err(|_| EmuError::new(ErrorKind::Inputs, format!("buffer {index} is larger than 4 GiB")))?;
+                if c == 0 { bytes } else { 0 }
             } else if let Some(unit) = name.strip_prefix("image_size.") {
                 let unit: u32 =
                     unit.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;

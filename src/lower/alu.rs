@@ -100,10 +100,10 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
             ctx,
             inst,
             |ctx, s| {
-                // (c >= 0) ? a : b
+                // (c < 0) ? b : a — as CMP with its sources swapped, so a NaN c selects a
                 let c = operand::apply_float_mods(ctx, s[2]);
                 let (a, b) = (operand::apply_float_mods(ctx, s[0]), operand::apply_float_mods(ctx, s[1]));
-                ctx.builder().csel_f32(Condition::Ge, c, Src::konst(0), a, b)
+                ctx.builder().csel_f32(Condition::Lt, c, Src::konst(0), b, a)
             },
             3,
         ),

@@ -30,7 +30,9 @@
 //! * PK2US / PK4UB: `unorm(x) = rte(fl(clamp(x, 0, 1) · M))` with M = 65535 / 255, where `fl`
 //!   is the f32 product (one rounding) and `rte` rounds to the nearest integer, ties to even;
 //!   NaN gives 0. PK4B: `snorm(x) = rte(fl(clamp(x, −1, 1) · 127))` as a two's complement byte;
-//!   NaN clamps to −1 (−127), like every Valhall clamp (NaN → lower bound). Component i goes to
+//!   NaN gives 0 — the float → normalised conversion rule of texel formats and of Mesa's
+//!   `float_to_snorm` on the CPU drivers, not the `clamp_m1_1` modifier's −1 (one more `CSEL`
+//!   undoes it). Component i goes to
 //!   bits 16i (PK2US) or 8i (PK4B, PK4UB); the result is replicated.
 //! * UP2US / UP4UB / UP4B (TBD in tgsi.rst) are the inverses, as Mesa's `unorm_to_float` /
 //!   `snorm_to_float` compute them: `fl(u · fl(1/M))` with M = 65535 / 255; for snorm bytes
@@ -119,7 +121,13 @@ fn float_to_int(ctx: &mut Ctx, inst: &Instruction, signed: bool) {
 fn to_norm(ctx: &mut Ctx, x: Src, signed: bool, scale: f32) -> Value {
     let clamped = ctx.builder().fclamp(x, if signed { Clamp::ClampM1_1 } else { Clamp::Clamp0_1 });
     let scaled = ctx.builder().fmul(clamped, Src::f32(scale));
-    ctx.builder().f2i(signed, scaled, RoundMode::Rte)
+    let int = ctx.builder().f2i(signed, scaled, RoundMode::Rte);
+    if !signed {
+        return int;
+    }
+    // clamp_m1_1 sends NaN to −1; the snorm conversion gives 0 (x == x is false for NaN).
+    let x = Src { neg: false, abs: false, ..x };
+    ctx.builder().csel_f32(Condition::Eq, x, x, Src::new(int), Src::konst(0))
 }
 
 /// UP2H, UP2US, UP4B, UP4UB: channel c of the result is field `c % fields` of `src.x`;

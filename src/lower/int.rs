@@ -633,10 +633,18 @@ fn cmp64(ctx: &mut Ctx, a: Pair, b: Pair, signed: bool, cond: Condition) -> Valu
 }
 
 fn compare64(ctx: &mut Ctx, inst: &Instruction, signed: bool, cond: Condition) {
+    // tgsi.rst: pair xy's result goes to x, pair zw's to z; the other channel of a pair only
+    // when its first is masked off (as the interpreter does).
+    let mask = inst.dst[0].write_mask;
+    let enabled = |c: usize| mask.components().any(|m| m.index() == c);
     let mut out = [None; 4];
-    for (p, c) in narrow_channels(inst).into_iter().enumerate() {
+    for p in 0..2 {
+        if !pair_enabled(inst, p) {
+            continue;
+        }
         let a = src64(ctx, inst, 0, p);
         let b = src64(ctx, inst, 1, p);
+        let c = if enabled(2 * p) { 2 * p } else { 2 * p + 1 };
         out[c] = Some(cmp64(ctx, a, b, signed, cond));
     }
     write(ctx, inst, 0, out, Kind::Int);

@@ -73,8 +73,8 @@
 //!   `FMA ×4096`, `F32_TO_S32.rtz`, low 16 bits. Constants are converted at compile time; an
 //!   explicit LOD whose 8.8 value is 0 uses `.zero` (no word), a constant zero bias `.computed`.
 //! * **Implicit LOD** (TEX, TXP, TXB, TEX2, TXB2, SAMPLE, SAMPLE_B, SAMPLE_C) exists only in
-//!   fragment shaders; elsewhere the LOD is 0 and a bias is dropped (Mesa's
-//!   `lower_invalid_implicit_lod`). Fragment shaders using it, or derivatives, set
+//!   fragment shaders; elsewhere the LOD is 0 and a bias is used as the explicit LOD (Mesa's
+//!   `lower_invalid_implicit_lod`: `lod = 0 + bias`). Fragment shaders using it, or derivatives, set
 //!   `flags.needs_helper_threads`.
 //! * **TXP** multiplies s, t, r and the shadow reference by `rcp(q)` (one `FRCP`, then one
 //!   `FMUL` each, as Mesa's projector lowering does), not the array layer; it is rejected on
@@ -90,7 +90,8 @@
 //!   zero or NaN: the model's s/t are NaN there (texel 0 after its NaN-to-0 index clamp) while
 //!   the clamp modifier gives 0 (also texel 0), so the fetched texel agrees but an implicit LOD
 //!   over such a quad may not. (Assumed of the emulator, as docs/lowering.md does: `FRCP.f32` is
-//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to 0.)
+//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to their lower
+//!   bound, 0 for `clamp_0_1`.)
 //! * **Texel offsets** are only passed (the model's `sample`/`gather` take none): the texture
 //!   unit adds them to the integer texel coordinates — `floor(s·w) + offset` before the edge
 //!   clamp when sampling, `i0 + offset` when gathering, `x + offset` when fetching.
@@ -103,9 +104,10 @@
 //! * **SAMPLE\*** results are swizzled by the `SVIEW` operand's swizzle (tgsi.rst).
 //! * **TXQ/SVIEWINFO** follow `Texture::query_size`: width/height/depth are `max(size >>
 //!   min(level, 31), 1)` with the level taken as unsigned, layers and levels unshifted, zeros in
-//!   the unused components, buffers `(width, 0, 0, 1)`. The sysval `texture_size.U` is read as
-//!   its documented components: x width, y height, z depth (3D) or layers (arrays, cube arrays in
-//!   cubes), w levels.
+//!   the unused components, buffers `(width, 0, 0, 1)`. SVIEWINFO of a level `>= levels`
+//!   (unsigned) gives 0 for width, height, depth and layers (tgsi.rst; one `CSEL` each). The sysval `texture_size.U` is read as
+//!   its documented components: x width, y height (layers for 1D arrays), z depth (3D) or layers
+//!   (2D arrays, cube arrays in cubes), w levels.
 //! * **Derivatives**: DDX/DDY are coarse (lanes 1 − 0 and 2 − 0 of the quad), the `_FINE` forms
 //!   use the lane's own row/column; lanes outside the active mask contribute 0 (`CLPER`'s
 //!   inactive result).
@@ -519,7 +521,9 @@ fn lod_setup(ctx: &mut Ctx, lod: Lod, target: Target, binding: &Binding) -> (Lod
     let fragment = ctx.stage == Stage::Fragment;
     match lod {
         Lod::Zero => (LodMode::Zero, vec![]),
-        Lod::Implicit | Lod::Bias(_) if !fragment => (LodMode::Zero, vec![]),
+        Lod::Implicit if !fragment => (LodMode::Zero, vec![]),
+        // No implicit LOD to bias: the bias is the LOD (Mesa's lower_invalid_implicit_lod).
+        Lod::Bias(bias) if !fragment => lod_setup(ctx, Lod::Explicit(bias), target, binding),
         Lod::Implicit => {
             ctx.io.flags.needs_helper_threads = true;
             (LodMode::Computed, vec![])
@@ -1341,11 +1345,30 @@ fn size_query(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
                 minified(ctx, size)
             }
             Part::Layers | Part::Levels => {
-                let component = if matches!(parts[c], Part::Layers) { 2 } else { 3 };
+                // The layer count follows the dimensions: y for 1D arrays, z otherwise.
+                let component = match parts[c] {
+                    Part::Layers if target.shape == Shape::D1 => 1,
+                    Part::Layers => 2,
+                    _ => 3,
+                };
                 let Some(w) = word(ctx, component) else { return };
                 to_value(ctx, w)
             }
         });
+    }
+    // SVIEWINFO of a level outside [0, levels) (unsigned) gives 0 for the sizes and the layer
+    // count (tgsi.rst); the level count stays.
+    let checked = opcode == Opcode::Sviewinfo && target.shape != Shape::Buffer;
+    if let Some(l) = level.filter(|&l| checked && constant(ctx, l) != Some(0)) {
+        let sizes = (0..3).filter(|&c| out[c].is_some() && matches!(parts[c], Part::Size(_) | Part::Layers));
+        let sizes: Vec<usize> = sizes.collect();
+        if !sizes.is_empty() {
+            let Some(levels) = word(ctx, 3) else { return };
+            for c in sizes {
+                let Some(v) = out[c] else { continue };
+                out[c] = Some(ctx.builder().csel(false, Condition::Lt, l, levels, Src::new(v), Src::konst(0)));
+            }
+        }
     }
     write(ctx, inst, 0, out, Kind::Int);
 }

@@ -47,7 +47,7 @@
 //! | LOG | LG2 of \|x\|; `d = z − z`; x: `FROUND.rtn(m − 1) + e`, CSEL on d; y: `FMA \|FREXPM x\|, 2, d` | 11 | x, y exact; z as LG2 |
 //! | SIN, COS | reduction `x_u6 = FMA x, 1/π, 1.5·2^18; q = x_u6 − 1.5·2^18; e = FMA q, −π, x`; tables at x_u6; `FMA_RSCALE e, e, −0, −1`; `FMA`, `FMA`, `FADD.clamp_m1_1`; `CSEL e == e` | 10 | ≤ 1.98e-5 + 2.8e-8·\|x\| absolute for \|x\| < 2^17·π ≈ 411774 (1.9885e-5 on [−2π, 2π]; slope 2.779e-8); beyond: some value in [−1, 1]; NaN for ±∞, NaN |
 //! | SCS | one reduction, COS in x, SIN in y, (0, 1) | 14 | bit-identical to COS, SIN |
-//! | LIT | `FMAX x, 0`; `FMAX y, 0`, LG2; `FMA_RSCALE.clamp_m1_1 w, 1, −0, −7`; `FMA_RSCALE_N w', l, −0, 31`; `F32_TO_S32`; `FEXP`; `CSEL.gt` | 12 | z bit-identical to POW(max(y, 0), clamp(w, −128, 128)) |
+//! | LIT | `FMAX x, 0`; `FMAX y, 0`, LG2; `FMAX w, −128`, `FMIN w, 128`; `FMA_RSCALE_N w', l, −0, 24`; `F32_TO_S32`; `FEXP`; `CSEL.gt` | 13 | z bit-identical to POW(max(y, 0), clamp(w, −128, 128)) |
 //! | DST | `FMA s0.y, s1.y, −0`, copies | 1 | exact (one rounding) |
 //! | NRM, NRM4 | DP3/DP4 (fused chain), `FRSQ`, one FMUL per channel | 7, 9 | exact given FRSQ |
 //! | RCC | `FRCP; FMAX \|r\|, 2^-64; FMIN 2^64; MUX.bit` sign of r; `CSEL r == r` | 5 | exact given FRCP |
@@ -91,8 +91,8 @@
 //!   (Mesa returns −1 or 0 there because `clamp_m1_1(NaN) = −1`): one more instruction.
 //! * POW uses FMA_RSCALE_N instead of FMA_RSCALE (IEEE `x^0` and `1^y`, see above).
 //! * LOG computes x and y exactly from the reduction instead of `floor(log2 |x|)` and a division.
-//! * LIT clamps w with FMA_RSCALE's `clamp_m1_1` on `w·2^-7` and puts the 2^7 back in the
-//!   exponent shift (one instruction instead of FMAX and FMIN).
+//! * LIT clamps w with FMAX and FMIN (a `clamp_m1_1` on `w·2^-7` would save one instruction
+//!   but flushes denormal exponents to 0, turning `0^w` into 1).
 //! * RCC, SCS, NRM, NRM4 and RFL no longer exist in Mesa; they follow their legacy definitions.
 
 use super::Ctx;
@@ -417,15 +417,12 @@ fn lit(ctx: &mut Ctx, inst: &Instruction) {
             let w = fsrc(ctx, inst, 0, 3);
             let base = ctx.builder().fmax(base_src, Src::konst(0));
             let l = lg2(ctx, Src::new(base));
-            // clamp(w, −128, 128)/128 by the clamp of FMA_RSCALE; the 128 goes into the shift.
-            let w = rscale(ctx, Op::FMA_RSCALE_F32, [w, Src::konst(ONE), Src::konst(NEG_ZERO)], -7, Clamp::ClampM1_1);
-            let t = rscale(
-                ctx,
-                Op::FMA_RSCALE_N_F32,
-                [Src::new(w), Src::new(l), Src::konst(NEG_ZERO)],
-                24 + 7,
-                Clamp::None,
-            );
+            // clamp(w, −128, 128) with maxNum/minNum (NaN → −128). Not w·2^-7 under a clamp:
+            // that flushes a denormal w to 0, and 0^w must stay 0 (+∞ for w < 0), not 1.
+            let w = ctx.builder().fmax(w, Src::f32(-128.0));
+            let w = ctx.builder().fmin(w, Src::f32(128.0));
+            let t =
+                rscale(ctx, Op::FMA_RSCALE_N_F32, [Src::new(w), Src::new(l), Src::konst(NEG_ZERO)], 24, Clamp::None);
             let p = exp_fixed(ctx, t);
             // max(x, 0) > 0 exactly when x > 0 (NaN: false).
             out[2] =

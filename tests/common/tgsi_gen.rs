@@ -40,7 +40,7 @@ pub const DATA: u32 = 4;
 pub const ARRAY: u32 = DATA;
 /// Scratch temporary for address, selector and memory address computations.
 pub const SCRATCH: u32 = DATA + 4;
-/// Four temporaries holding NaN-sanitised copies of integer operands (see `BUG_NAN_SIGN`).
+/// Four temporaries holding NaN-free copies of operands (see `Renderer::nan_free`).
 pub const SANITISED: u32 = SCRATCH + 1;
 /// First loop counter (`.x` iteration count, `.y` exit condition).
 pub const COUNTER: u32 = SANITISED + 4;
@@ -60,11 +60,9 @@ pub const CONSTS2: u32 = 4;
 /// fixed. Narrower exclusions (one operand form) are made where the construct is rendered, with
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
-    ("CND0", "cnd0_nan.tgsi"),
     ("UP2US", "up2us_constant.tgsi"),
-    ("PK4B", "pk4b_nan.tgsi"),
-    ("LIT", "lit_denormal_exponent.tgsi"),
     ("UP2H", "up2h_negative_zero_constant.tgsi"),
+    ("RCC", "rcc_unknown_input.tgsi"),
 ];
 
 /// Opcodes whose operands must name particular registers, which the generator does not build
@@ -83,24 +81,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
     "INTERP_OFFSET",
 ];
 
-/// 64-bit comparisons: the lowering writes pair k's result to the k-th enabled channel, the
-/// interpreter (tgsi.rst) to x/z (y/w when masked). Until fixed, only masks on which both agree
-/// are generated: one of x/y, optionally with one of z/w (`tests/diff_cases/u64_compare_mask.tgsi`).
-const BUG_U64_COMPARE_MASK: bool = true;
-/// Biased implicit-LOD sampling outside fragment shaders: the lowering drops the bias, the
-/// interpreter (and Mesa's `lower_invalid_implicit_lod`) uses it as the LOD
-/// (`tests/diff_cases/txb_bias_outside_fs.tgsi`).
-const BUG_TXB_BIAS_OUTSIDE_FS: bool = true;
-/// SVIEWINFO of a level outside the view: the lowering returns sizes of 1, tgsi.rst and the
-/// interpreter 0. Until fixed, the level is masked to 0..=3 (every generated view but RECT has
-/// at least five levels; RECT gets level 0) (`tests/diff_cases/sviewinfo_level_out_of_range.tgsi`).
-const BUG_SVIEWINFO_LEVEL: bool = true;
-/// RESQ of a BUFFER: the lowering reads a `buffer_size.N` sysval the emulator does not model
-/// (`tests/diff_cases/resq_buffer.tgsi`).
-const BUG_RESQ_BUFFER: bool = true;
-/// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
-/// (`tests/diff_cases/txq_1d_array.tgsi`).
-const BUG_TXQ_1D_ARRAY: bool = true;
 /// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
 /// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
 /// and every temporary is compared through a GENERIC varying.
@@ -117,7 +97,7 @@ const BUG_EMPTY_IF: bool = true;
 const BUG_LOOP_CONT_RECONVERGE: bool = true;
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
-const BUG_DEMOTE_DERIVATIVE: bool = true;
+pub const BUG_DEMOTE_DERIVATIVE: bool = true;
 /// The cross-lane opcodes of the subgroup (the quad).
 const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
 /// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
@@ -799,16 +779,7 @@ impl Renderer<'_> {
         // tests/diff_cases/add_sat_negative_zero.tgsi
         let add_sat = BUG_ADD_SAT && matches!(opcode.canonical(), Opcode::Add | Opcode::Sub);
         let float = info.dst_types.first() == Some(&OperandType::F) && !add_sat;
-        let compare64 = !pairs
-            && info.dst_types.first() == Some(&OperandType::U)
-            && info.src_types.iter().all(|t| matches!(t, OperandType::I64 | OperandType::U64));
-        let dst_text = if compare64 && BUG_U64_COMPARE_MASK {
-            // tests/diff_cases/u64_compare_mask.tgsi
-            let mask = [".x", ".y", ".xz", ".xw", ".yz", ".yw"][usize::from(dst.mask) % 6];
-            self.dst_with_mask(dst, mask, float)
-        } else {
-            self.dst(dst, pairs, float)
-        };
+        let dst_text = self.dst(dst, pairs, float);
         let mut text = format!("{}{dst_text}", info.name);
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
             text.push_str(", ");
@@ -859,20 +830,12 @@ impl Renderer<'_> {
     fn tex(&mut self, form: u8, unit: u8, samp: u8, dst: &DstD, coord: &SrcD, extra: &SrcD, offset: u8) {
         let forms: Vec<&TexForm> = TEX_FORMS.iter().filter(|f| !EXCLUDED.iter().any(|(n, _)| *n == f.name)).collect();
         let f = forms[usize::from(form) % forms.len()];
-        if BUG_TXB_BIAS_OUTSIDE_FS && self.stage() != Stage::Frag && matches!(f.name, "TXB" | "TXB2" | "SAMPLE_B") {
-            // tests/diff_cases/txb_bias_outside_fs.tgsi
-            return;
-        }
         let units: Vec<usize> = (0..UNITS.len()).filter(|&u| (f.ok)(&UNITS[u])).collect();
         if units.is_empty() {
             return;
         }
         let u = units[usize::from(unit) % units.len()];
         let unit = &UNITS[u];
-        if BUG_TXQ_1D_ARRAY && matches!(f.kind, TexKind::Query | TexKind::SviewInfo) && unit.sview == "1D_ARRAY" {
-            // tests/diff_cases/txq_1d_array.tgsi
-            return;
-        }
         let float = unit.ret == "FLOAT" && !matches!(f.kind, TexKind::Query | TexKind::SviewInfo);
         let d = format!("{}{}", f.name, self.dst(dst, false, float));
         let offsets = if f.offsets && unit.offsets && offset != 0 {
@@ -901,15 +864,6 @@ impl Renderer<'_> {
             TexKind::SampleI => {
                 let c = self.int_src(coord, 0);
                 format!("{d}, {c}, SVIEW[{u}]{offsets}")
-            }
-            TexKind::SviewInfo if BUG_SVIEWINFO_LEVEL => {
-                // tests/diff_cases/sviewinfo_level_out_of_range.tgsi
-                // RECT views have one level: level 0 only.
-                let level = SrcD { neg: false, abs: false, ..*extra };
-                let v = self.int_src(&level, 0);
-                let mask = if unit.sview == "RECT" { 'x' } else { 'w' };
-                self.emit(&format!("AND TEMP[{SCRATCH}].x, {v}, IMM[{IMM_SMALL}].{mask}{mask}{mask}{mask}"));
-                format!("{d}, TEMP[{SCRATCH}].xxxx, SVIEW[{u}]")
             }
             TexKind::SviewInfo => format!("{d}, {}, SVIEW[{u}]", self.src(extra)),
         };
@@ -965,8 +919,6 @@ impl Renderer<'_> {
                 let extra = if op == "ATOMCAS" { format!(", {}", self.int_src(value2, 2)) } else { String::new() };
                 self.emit(&format!("{op}{d}, BUFFER[3], {x}, {v}{extra}"));
             }
-            // tests/diff_cases/resq_buffer.tgsi: RESQ is left out until the emulator models it.
-            _ if BUG_RESQ_BUFFER => {}
             _ => self.emit(&format!("RESQ{d}, BUFFER[{}]", kind / 6 % 4)),
         }
     }
