@@ -126,11 +126,6 @@ const BUG_TXQ_1D_ARRAY: bool = true;
 /// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
 /// and every temporary is compared through a GENERIC varying.
 const BUG_VS_POSITION_ACCURACY: bool = true;
-/// An empty IF body in a fragment shader with helper lanes misses a `.reconverge`; until fixed
-/// every IF/ELSE body of a fragment shader ends by counting itself in `TEMP[BRANCH_COUNT]`, which
-/// is added to the last output, so no body compiles to nothing
-/// (`tests/diff_cases/empty_if_reconverge.tgsi`).
-const BUG_EMPTY_IF: bool = true;
 /// Stores and atomics in lanes whose control flow is uncertain are compared as exact; until
 /// fixed, compute shaders write memory only outside control flow
 /// (`tests/diff_cases/uncertain_branch_atomic.tgsi`).
@@ -1090,7 +1085,6 @@ impl Renderer<'_> {
             }
             Item::Else => {
                 if let Some(Open::If { has_else: false }) = self.stack.last() {
-                    self.fill_empty_branch();
                     self.emit("ELSE");
                     *self.stack.last_mut().expect("checked") = Open::If { has_else: true };
                 }
@@ -1197,18 +1191,7 @@ impl Renderer<'_> {
         *self.stack.last_mut().expect("checked") = Open::Switch { cases: cases | bit, default };
     }
 
-    /// tests/diff_cases/empty_if_reconverge.tgsi: no IF/ELSE body of a fragment shader compiles
-    /// to nothing.
-    fn fill_empty_branch(&mut self) {
-        if BUG_EMPTY_IF && self.stage() == Stage::Frag {
-            self.emit(&format!("ADD TEMP[{BRANCH_COUNT}].x, TEMP[{BRANCH_COUNT}].xxxx, IMM[{IMM_FLOAT}].yyyy"));
-        }
-    }
-
     fn close(&mut self) {
-        if matches!(self.stack.last(), Some(Open::If { .. })) {
-            self.fill_empty_branch();
-        }
         match self.stack.pop() {
             Some(Open::If { .. }) => self.emit("ENDIF"),
             Some(Open::Loop { .. }) => self.emit("ENDLOOP"),
@@ -1358,10 +1341,6 @@ pub fn render(case: &Case) -> String {
             }
         }
         Stage::Frag => {
-            if BUG_EMPTY_IF {
-                let last = DATA + 3;
-                r.emit(&format!("ADD TEMP[{last}].w, TEMP[{last}].wwww, TEMP[{BRANCH_COUNT}].xxxx"));
-            }
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{k}], TEMP[{k}]"));
             }
