@@ -130,16 +130,9 @@ const BUG_VS_POSITION_ACCURACY: bool = true;
 /// fixed, compute shaders write memory only outside control flow
 /// (`tests/diff_cases/uncertain_branch_atomic.tgsi`).
 const BUG_UNCERTAIN_WRITES: bool = true;
-/// After a conditional CONT the lanes of a loop are not reconverged, so a following BARRIER
-/// diverges, atomics run in a different lane order and derivatives read neighbours in another
-/// iteration; until fixed, only vertex shaders get CONT, and they get no subgroup opcodes
-/// (which see the lanes of another iteration too) (`tests/diff_cases/loop_cont_barrier.tgsi`).
-const BUG_LOOP_CONT_RECONVERGE: bool = true;
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
 const BUG_DEMOTE_DERIVATIVE: bool = true;
-/// The cross-lane opcodes of the subgroup (the quad).
-const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
 /// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
 /// compiled code's documented accuracy allows; until fixed their sources are clamped to
 /// [−2^16, 2^16] (`tests/diff_cases/sincos_huge_argument.tgsi`).
@@ -357,7 +350,6 @@ pub fn alu_opcodes(stage: Stage) -> &'static [Opcode] {
                         && !matches!(op.canonical(), Opcode::Arl | Opcode::Arr | Opcode::Uarl)
                         && !EXCLUDED.iter().any(|(name, _)| *name == info.name)
                         && !NEEDS_NAMED_OPERANDS.contains(&info.name)
-                        && !(BUG_LOOP_CONT_RECONVERGE && stage == Stage::Vert && SUBGROUP.contains(&info.name))
                         && tgsi2va::lower::support::probe(op) == tgsi2va::lower::support::Support::Lowered
                 })
                 .collect();
@@ -1147,10 +1139,6 @@ impl Renderer<'_> {
                 // innermost breakable construct.
                 let innermost = self.stack.iter().rev().find(|o| !matches!(o, Open::If { .. }));
                 if !matches!(innermost, Some(Open::Loop { .. })) {
-                    return;
-                }
-                if BUG_LOOP_CONT_RECONVERGE && stage != Stage::Vert {
-                    // tests/diff_cases/loop_cont_barrier.tgsi
                     return;
                 }
                 let t = format!("UIF {}", self.src(cond));
