@@ -16,8 +16,11 @@
 //!   it is a CLPER or a TEX_SINGLE with computed LOD; blocks using helpers and their ancestors
 //!   need helpers. With no such block, `.discard` goes on the first instruction; otherwise after
 //!   the last helper use of each block needing helpers whose successors do not, and at the top
-//!   of a block entered from a block needing helpers. `.discard` lands on the instruction
-//!   itself or the next one without flow, else on a NOP (dropped at the end of an exit block).
+//!   of a block (with one predecessor) entered from a block that keeps helpers for its other
+//!   successor. `.discard` lands on the instruction itself or the next one without flow, else
+//!   on a NOP right after the helper use / at the top of the block (dropped at the end of an
+//!   exit block). F4 runs before F3, so a discard NOP ending an otherwise empty block that
+//!   falls into a join is followed by a `NOP.reconverge`.
 //!   A texture instruction gets `skip` when no helper use depends on its result (backward
 //!   propagation over the IR's sources and the conditions of branches that lead to helper
 //!   uses).

@@ -5,6 +5,11 @@
 //!    `FADD_IMM.f32` (Mesa's `va_optimize`): the constant rides in the instruction.
 //! 2. Every constant source is encoded through the immediate table ([`imm::encode`]); a constant
 //!    that cannot be is materialised with a `copy` right before its user (CSE merges repeats).
+//!    Re-encoding folds the source's selections and negation into the 32-bit value it reads
+//!    (narrow selects of signed operations sign-extend), which is exact only for 32-bit, 64-bit
+//!    and byte-lane sources; a source of 16-bit lanes (`U16_TO_F32 #c.h11`, `F16_TO_F32 #c.h0`)
+//!    keeps every modifier field and reads the raw constant, from the table if it is an entry,
+//!    else from a register.
 //! 3. The FAU limits of the hardware (one FAU page, at most two distinct 32-bit words counting
 //!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
 //!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
