@@ -108,6 +108,8 @@ file_tests!(
     empty,
     two_blends,
     pressure40,
+    loop_continue,
+    empty_if_discard,
 );
 
 #[test]

@@ -16,8 +16,11 @@
 //!   it is a CLPER or a TEX_SINGLE with computed LOD; blocks using helpers and their ancestors
 //!   need helpers. With no such block, `.discard` goes on the first instruction; otherwise after
 //!   the last helper use of each block needing helpers whose successors do not, and at the top
-//!   of a block entered from a block needing helpers. `.discard` lands on the instruction
-//!   itself or the next one without flow, else on a NOP (dropped at the end of an exit block).
+//!   of a block (with one predecessor) entered from a block that keeps helpers for its other
+//!   successor. `.discard` lands on the instruction itself or the next one without flow, else
+//!   on a NOP right after the helper use / at the top of the block (dropped at the end of an
+//!   exit block). F4 runs before F3, so a discard NOP ending an otherwise empty block that
+//!   falls into a join is followed by a `NOP.reconverge`.
 //!   A texture instruction gets `skip` when no helper use depends on its result (backward
 //!   propagation over the IR's sources and the conditions of branches that lead to helper
 //!   uses).
@@ -43,10 +46,12 @@ pub fn finish(mach: &mut MachShader, ir: Option<&Shader>) {
         }
     }
     ends(mach);
-    reconverge(mach);
+    // `.discard` may need a NOP of its own, even in an otherwise empty block; reconvergence is
+    // decided afterwards so that such a NOP falling into a join carries it.
     if mach.stage == Stage::Fragment {
         discard(mach);
     }
+    reconverge(mach);
 }
 
 fn ends_with_blend_call(insts: &[MachInst]) -> bool {
@@ -148,9 +153,11 @@ fn helper_blocks(mach: &MachShader) -> Vec<bool> {
     needs
 }
 
-/// Places `.discard` at or after position `at` of block `b`; `fallback_nop` inserts a NOP when
-/// no instruction can carry it.
-fn place_discard(mach: &mut MachShader, b: usize, at: usize, fallback_nop: bool) {
+/// Places `.discard` on the first instruction at or after position `at` of block `b` that can
+/// carry it; else, with `fallback_nop`, on a NOP inserted at `nop_at` (the flow of an
+/// instruction takes effect after it, so a NOP after a helper use goes at its index + 1, which
+/// is never past a trailing branch since a helper use is not one).
+fn place_discard(mach: &mut MachShader, b: usize, at: usize, nop_at: usize, fallback_nop: bool) {
     let block = &mut mach.blocks[b];
     for k in at..block.insts.len() {
         let m = &block.insts[k];
@@ -160,7 +167,7 @@ fn place_discard(mach: &mut MachShader, b: usize, at: usize, fallback_nop: bool)
         }
     }
     if fallback_nop {
-        let pos = at.min(block.insts.len());
+        let pos = nop_at.min(block.insts.len());
         block.insts.insert(pos, MachInst::new(nop(flows::DISCARD), Origin::Flow));
     }
 }
@@ -173,7 +180,7 @@ fn discard(mach: &mut MachShader) {
     if !needs.iter().any(|&x| x) {
         // No helper is ever needed: terminate them right away.
         let first = mach.blocks.iter().position(|b| !b.insts.is_empty()).unwrap_or(0);
-        place_discard(mach, first, 0, false);
+        place_discard(mach, first, 0, 0, false);
         return;
     }
     let n = mach.blocks.len();
@@ -187,17 +194,22 @@ fn discard(mach: &mut MachShader) {
                 afters.push((b, h));
             }
         }
-        if !needs[b] && mach.blocks[b].preds.len() == 1 && needs[mach.blocks[b].preds[0]] {
+        // Entered from a block that keeps helpers for its other successor.
+        if !needs[b]
+            && let [p] = mach.blocks[b].preds[..]
+            && needs[p]
+            && mach.blocks[p].term.successors().any(|s| needs[s])
+        {
             tops.push(b);
         }
     }
     for (b, h) in afters {
         let exit = mach.blocks[b].term == MachTerm::End;
-        place_discard(mach, b, h, !exit);
+        place_discard(mach, b, h, h + 1, !exit);
     }
     for b in tops {
         let exit = mach.blocks[b].term == MachTerm::End;
-        place_discard(mach, b, 0, !exit);
+        place_discard(mach, b, 0, 0, !exit);
     }
 }
 

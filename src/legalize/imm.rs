@@ -29,6 +29,11 @@ fn table() -> impl Iterator<Item = u32> {
     IMMEDIATES.iter().map(|e| e.0)
 }
 
+/// Whether `value` is an entry of the table.
+pub fn is_entry(value: u32) -> bool {
+    table().any(|e| e == value)
+}
+
 /// How source `info` can read `value` from the table, if it can. `signed_widen` tells whether
 /// the source's narrow selects sign-extend (then only values whose narrow sign bit is clear
 /// may use them).

@@ -5,6 +5,11 @@
 //!    `FADD_IMM.f32` (Mesa's `va_optimize`): the constant rides in the instruction.
 //! 2. Every constant source is encoded through the immediate table ([`imm::encode`]); a constant
 //!    that cannot be is materialised with a `copy` right before its user (CSE merges repeats).
+//!    Re-encoding folds the source's selections and negation into the 32-bit value it reads
+//!    (narrow selects of signed operations sign-extend), which is exact only for 32-bit, 64-bit
+//!    and byte-lane sources; a source of 16-bit lanes (`U16_TO_F32 #c.h11`, `F16_TO_F32 #c.h0`)
+//!    keeps every modifier field and reads the raw constant, from the table if it is an entry,
+//!    else from a register.
 //! 3. The FAU limits of the hardware (one FAU page, at most two distinct 32-bit words counting
 //!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
 //!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
@@ -43,8 +48,9 @@ fn signed_widen(opcode: Opcode) -> bool {
     !name.contains(".u") && !name.starts_with("U")
 }
 
-/// The 32-bit value a constant source reads once its modifiers apply.
-fn effective_value(src: &Src, info: &SrcInfo) -> u32 {
+/// The 32-bit value a constant source reads once its modifiers apply (for the sources of
+/// [`folds_exactly`]); `signed` makes narrow selects sign-extend.
+fn effective_value(src: &Src, info: &SrcInfo, signed: bool) -> u32 {
     let Operand::Const(mut c) = src.operand else { return 0 };
     // Narrow selects first (they pick part of the table word), then float neg/abs.
     if src.widen != 0
@@ -54,15 +60,20 @@ fn effective_value(src: &Src, info: &SrcInfo) -> u32 {
         match (info.widen_kind, f.values.info().name(index)) {
             (WidenKind::Lanes, _) if (4..8).contains(&index) => c = (c >> (8 * (index - 4))) & 0xFF,
             (WidenKind::Widen, Some(name)) if info.size == 32 => {
-                c = match name {
-                    "h0" => c & 0xFFFF,
-                    "h1" => c >> 16,
-                    "b0" => c & 0xFF,
-                    "b1" => (c >> 8) & 0xFF,
-                    "b2" => (c >> 16) & 0xFF,
-                    "b3" => c >> 24,
-                    _ => c,
+                let (shift, bits) = match name {
+                    "h0" => (0, 16),
+                    "h1" => (16, 16),
+                    "b0" => (0, 8),
+                    "b1" => (8, 8),
+                    "b2" => (16, 8),
+                    "b3" => (24, 8),
+                    _ => (0, 32),
                 };
+                if bits < 32 {
+                    let narrow = (c >> shift) & ((1 << bits) - 1);
+                    let sign = signed && narrow >> (bits - 1) == 1;
+                    c = if sign { narrow | !((1 << bits) - 1) } else { narrow };
+                }
             }
             _ => {}
         }
@@ -78,6 +89,24 @@ fn effective_value(src: &Src, info: &SrcInfo) -> u32 {
         c ^= 0x8000_0000;
     }
     c
+}
+
+/// Whether [`effective_value`] models what the source reads exactly, so that the constant may
+/// be re-encoded with other modifier fields: 64-bit and byte-lane sources, and 32-bit sources
+/// without a lane field whose selections are the 32-bit widens, the half-to-f32 swizzle of
+/// float sources, or none. Sources of 16-bit (or 8-bit) lanes read the constant lane by lane
+/// (`F16_TO_F32 #c.h0` reads the low half even with lane index 0) and negate each lane, which
+/// re-encoding the 32-bit value would not preserve.
+fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
+    if info.size == 64 || info.widen_kind == WidenKind::Lanes {
+        return true;
+    }
+    if info.size != 32 || info.lane.is_some() {
+        return false;
+    }
+    let widen_ok = src.widen == info.default_widen() || info.widen_kind == WidenKind::Widen;
+    let swizzle_ok = src.swizzle == info.default_swizzle() || (info.float && info.swizzle.is_some());
+    widen_ok && swizzle_ok
 }
 
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
@@ -134,7 +163,15 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
         if !matches!(src.operand, Operand::Const(_)) {
             continue;
         }
-        let value = effective_value(&src, sinfo);
+        let Operand::Const(raw) = src.operand else { continue };
+        if !folds_exactly(&src, sinfo) {
+            // Selections of 16-bit halves or lanes (and a negation at that granularity) read
+            // the constant the same way from the table or from a register: keep every field.
+            let operand = if imm::is_entry(raw) { Operand::Const(raw) } else { Operand::Value(b.konst(raw)) };
+            srcs[k] = Src { operand, ..src };
+            continue;
+        }
+        let value = effective_value(&src, sinfo, signed);
         if let Some(e) = imm::encode(value, sinfo, signed) {
             srcs[k] = Src {
                 operand: Operand::Const(e.entry),
@@ -275,6 +312,34 @@ mod tests {
             &format!(
                 "{HEAD}    %3 = copy #0x5\n    %4 = copy #0x12345678\n    %2 = CSEL.u32.eq %0, %3, %1, %4\n    end\n"
             ),
+        );
+    }
+
+    #[test]
+    fn constants_read_through_16_bit_lanes_keep_their_selection() {
+        // Neither 0x20001 nor 0x80000000 is an entry: a register holds the constant and each
+        // reader keeps its half selection (a negated 0 would be -0 in the selected half).
+        check(
+            &format!(
+                "{HEAD}    %2 = U16_TO_F32 #0x20001.h00\n    %3 = U16_TO_F32 #0x20001.h11\n    %4 = F16_TO_F32 #0x80000000.h0\n    end\n"
+            ),
+            &format!(
+                "{HEAD}    %5 = copy #0x20001\n    %2 = U16_TO_F32 %5.h00\n    %6 = copy #0x20001\n    %3 = U16_TO_F32 %6.h11\n    %7 = copy #0x80000000\n    %4 = F16_TO_F32 %7.h0\n    end\n"
+            ),
+        );
+        // A table entry stays in the table with its selection.
+        check(
+            &format!("{HEAD}    %2 = F16_TO_F32 #0x3C000000.h1\n    end\n"),
+            &format!("{HEAD}    %2 = F16_TO_F32 #0x3C000000.h1\n    end\n"),
+        );
+    }
+
+    #[test]
+    fn narrow_selects_of_signed_operations_sign_extend() {
+        // 0xFFFF as a signed half is -1 (an entry); unsigned it is 65535 (the low half of one).
+        check(
+            &format!("{HEAD}    %2 = IADD.s32 %1, #0x1234FFFF.h0\n    %3 = IADD.u32 %1, #0x1234FFFF.h0\n    end\n"),
+            &format!("{HEAD}    %2 = IADD.s32 %1, #0xFFFFFFFF\n    %3 = IADD.u32 %1, #0xFFFFFFFF.h0\n    end\n"),
         );
     }
 

@@ -14,6 +14,7 @@
 pub mod assign;
 pub mod check;
 pub mod mach;
+pub mod loops;
 pub mod parcopy;
 pub mod prepare;
 pub mod spill;

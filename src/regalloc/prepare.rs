@@ -5,13 +5,15 @@
 //! 2. `preload` instructions move to the top of the entry block (the hardware fills the
 //!    registers before the first instruction), and a second preload of the same register
 //!    becomes a use of the first;
-//! 3. critical edges (from a block with two successors to a block with two or more
+//! 3. loops with several back edges get one latch block, and loops are laid out contiguously
+//!    with their exits after them (`loops.rs`), so divergent lanes reconverge;
+//! 4. critical edges (from a block with two successors to a block with two or more
 //!    predecessors) are split, so that every edge that may need copies (φ resolution, moved
 //!    live ranges) has a block of its own to hold them. A new block for a fall-through edge is
 //!    placed right after its source; one for a taken edge right before its target, as Mesa lays
 //!    out `if`/`else`. Blocks that end up empty are removed again after assignment.
 //!
-//! Linear in the size of the shader.
+//! Linear in the size of the shader, except step 3 (the sum of the loop sizes).
 
 use crate::ir::dom::DomTree;
 use crate::ir::{Block, InstKind, Operand, Shader, Terminator, Value};
@@ -101,8 +103,10 @@ pub fn prepare(input: &Shader) -> Prepared {
             }
         }
     }
-    // 3. Critical edges.
-    let mut layout: Vec<Block> = (0..n).map(|b| Block(b as u32)).filter(|&b| dom.is_reachable(b)).collect();
+    // 3. Latches and loop layout (`loops.rs`).
+    let mut layout = super::loops::layout(&mut shader, &dom);
+    let n = shader.blocks.len();
+    // 4. Critical edges.
     let mut split = vec![false; n];
     let mut after: Vec<Vec<Block>> = vec![Vec::new(); n];
     let mut before: Vec<Vec<Block>> = vec![Vec::new(); n];

@@ -60,8 +60,6 @@ pub const CONSTS2: u32 = 4;
 /// fixed. Narrower exclusions (one operand form) are made where the construct is rendered, with
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
-    ("UP2US", "up2us_constant.tgsi"),
-    ("UP2H", "up2h_negative_zero_constant.tgsi"),
     ("RCC", "rcc_unknown_input.tgsi"),
 ];
 
@@ -85,21 +83,9 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
 /// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
 /// and every temporary is compared through a GENERIC varying.
 const BUG_VS_POSITION_ACCURACY: bool = true;
-/// An empty IF body in a fragment shader with helper lanes misses a `.reconverge`; until fixed
-/// every IF/ELSE body of a fragment shader ends by counting itself in `TEMP[BRANCH_COUNT]`, which
-/// is added to the last output, so no body compiles to nothing
-/// (`tests/diff_cases/empty_if_reconverge.tgsi`).
-const BUG_EMPTY_IF: bool = true;
-/// After a conditional CONT the lanes of a loop are not reconverged, so a following BARRIER
-/// diverges, atomics run in a different lane order and derivatives read neighbours in another
-/// iteration; until fixed, only vertex shaders get CONT, and they get no subgroup opcodes
-/// (which see the lanes of another iteration too) (`tests/diff_cases/loop_cont_barrier.tgsi`).
-const BUG_LOOP_CONT_RECONVERGE: bool = true;
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
 pub const BUG_DEMOTE_DERIVATIVE: bool = true;
-/// The cross-lane opcodes of the subgroup (the quad).
-const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
 /// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
 /// ADD and SUB are generated without `_SAT` (`tests/diff_cases/add_sat_negative_zero.tgsi`).
 const BUG_ADD_SAT: bool = true;
@@ -313,7 +299,6 @@ pub fn alu_opcodes(stage: Stage) -> &'static [Opcode] {
                         && !matches!(op.canonical(), Opcode::Arl | Opcode::Arr | Opcode::Uarl)
                         && !EXCLUDED.iter().any(|(name, _)| *name == info.name)
                         && !NEEDS_NAMED_OPERANDS.contains(&info.name)
-                        && !(BUG_LOOP_CONT_RECONVERGE && stage == Stage::Vert && SUBGROUP.contains(&info.name))
                         && tgsi2va::lower::support::probe(op) == tgsi2va::lower::support::Support::Lowered
                 })
                 .collect();
@@ -960,7 +945,6 @@ impl Renderer<'_> {
             }
             Item::Else => {
                 if let Some(Open::If { has_else: false }) = self.stack.last() {
-                    self.fill_empty_branch();
                     self.emit("ELSE");
                     *self.stack.last_mut().expect("checked") = Open::If { has_else: true };
                 }
@@ -1025,10 +1009,6 @@ impl Renderer<'_> {
                 if !matches!(innermost, Some(Open::Loop { .. })) {
                     return;
                 }
-                if BUG_LOOP_CONT_RECONVERGE && stage != Stage::Vert {
-                    // tests/diff_cases/loop_cont_barrier.tgsi
-                    return;
-                }
                 let t = format!("UIF {}", self.src(cond));
                 self.emit(&t);
                 self.stack.push(Open::If { has_else: true });
@@ -1067,18 +1047,7 @@ impl Renderer<'_> {
         *self.stack.last_mut().expect("checked") = Open::Switch { cases: cases | bit, default };
     }
 
-    /// tests/diff_cases/empty_if_reconverge.tgsi: no IF/ELSE body of a fragment shader compiles
-    /// to nothing.
-    fn fill_empty_branch(&mut self) {
-        if BUG_EMPTY_IF && self.stage() == Stage::Frag {
-            self.emit(&format!("ADD TEMP[{BRANCH_COUNT}].x, TEMP[{BRANCH_COUNT}].xxxx, IMM[{IMM_FLOAT}].yyyy"));
-        }
-    }
-
     fn close(&mut self) {
-        if matches!(self.stack.last(), Some(Open::If { .. })) {
-            self.fill_empty_branch();
-        }
         match self.stack.pop() {
             Some(Open::If { .. }) => self.emit("ENDIF"),
             Some(Open::Loop { .. }) => self.emit("ENDLOOP"),
@@ -1228,10 +1197,6 @@ pub fn render(case: &Case) -> String {
             }
         }
         Stage::Frag => {
-            if BUG_EMPTY_IF {
-                let last = DATA + 3;
-                r.emit(&format!("ADD TEMP[{last}].w, TEMP[{last}].wwww, TEMP[{BRANCH_COUNT}].xxxx"));
-            }
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{k}], TEMP[{k}]"));
             }
