@@ -20,7 +20,8 @@ fn run(text: &str, inputs: &str) -> Both {
     let inputs = Inputs::from_json(inputs).unwrap();
     let program = tgsi2va::tgsi::parse(text).unwrap_or_else(|d| panic!("parse: {:?}", d.0));
     let interp = tgsi2va::interp::run(&program, &inputs).unwrap_or_else(|e| panic!("interp: {e}")).outputs;
-    let compiled = tgsi2va::compile::compile(text, &Default::default()).unwrap_or_else(|d| panic!("compile: {:?}", d.0));
+    let compiled =
+        tgsi2va::compile::compile(text, &Default::default()).unwrap_or_else(|d| panic!("compile: {:?}", d.0));
     let emu = tgsi2va::emu::run(&compiled.blob, &compiled.meta, &inputs).unwrap_or_else(|e| panic!("emu: {e}"));
     let report = verify(text, &Options { seeds: 8, ..Options::default() }).unwrap_or_else(|e| panic!("verify: {e}"));
     assert!(report.passed(), "verify over generated inputs:\n{report:?}");
@@ -118,5 +119,6 @@ fn compute_atomics_and_barrier_after_continue() {
     assert_eq!(&b[..2], &[8, 4], "counters");
     // Per lane (16 bytes from offset 16): i, sum of returned values, the post-barrier atomic.
     let records: Vec<&[u32]> = b[4..].chunks(4).map(|r| &r[..3]).collect();
-    assert_eq!(records, [&[4, 2 + 6, 0][..], &[4, 0 + 4, 1], &[4, 3 + 7, 2], &[4, 1 + 5, 3]]);
+    // Returned values: lane 0 got 2 and 6, lane 1 got 0 and 4, lane 2 got 3 and 7, lane 3 got 1 and 5.
+    assert_eq!(records, [&[4, 8, 0][..], &[4, 4, 1], &[4, 10, 2], &[4, 6, 3]]);
 }

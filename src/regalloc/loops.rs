@@ -107,9 +107,8 @@ fn base_order(shader: &Shader, dom: &DomTree) -> Vec<Block> {
     for (k, b) in ir.iter().enumerate() {
         position[b.index()] = k;
     }
-    let forward = ir.iter().all(|&b| {
-        shader.succs(b).all(|s| dom.dominates(s, b) || position[s.index()] > position[b.index()])
-    });
+    let forward =
+        ir.iter().all(|&b| shader.succs(b).all(|s| dom.dominates(s, b) || position[s.index()] > position[b.index()]));
     if forward { ir } else { dom.rpo.clone() }
 }
 
@@ -126,18 +125,20 @@ fn add_latch(shader: &mut Shader, dom: &DomTree, header: Block) -> Option<Block>
         return None;
     }
     let latch = shader.add_block();
-    let phis: Vec<_> = shader
-        .block_insts(header)
-        .filter(|&id| shader.inst(id).kind == InstKind::Phi && !shader.inst(id).dead)
-        .collect();
+    let phis: Vec<_> = shader.block_insts(header).filter(|&id| shader.inst(id).kind == InstKind::Phi).collect();
     for id in phis {
         let args: Vec<Value> = shader.get(shader.inst(id).args).to_vec();
         let from_back: Vec<Value> = args.iter().zip(&back).filter(|(_, b)| **b).map(|(a, _)| *a).collect();
-        let mut phi = Inst::pseudo(InstKind::Phi);
-        phi.dests = shader.new_values(1);
-        phi.args = shader.list(&from_back);
-        let latch_phi = shader.push(latch, phi);
-        let merged = shader.get(shader.inst(latch_phi).dests)[0];
+        // A dead φ only needs one argument per predecessor.
+        let merged = if shader.inst(id).dead {
+            from_back[0]
+        } else {
+            let mut phi = Inst::pseudo(InstKind::Phi);
+            phi.dests = shader.new_values(1);
+            phi.args = shader.list(&from_back);
+            let latch_phi = shader.push(latch, phi);
+            shader.get(shader.inst(latch_phi).dests)[0]
+        };
         let mut kept: Vec<Value> = args.iter().zip(&back).filter(|(_, b)| !**b).map(|(a, _)| *a).collect();
         kept.push(merged);
         let list = shader.list(&kept);

@@ -13,8 +13,8 @@
 
 pub mod assign;
 pub mod check;
-pub mod mach;
 pub mod loops;
+pub mod mach;
 pub mod parcopy;
 pub mod prepare;
 pub mod spill;
@@ -63,6 +63,11 @@ pub struct Allocation {
 /// Allocates registers for a verified, legalised shader.
 pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> {
     let prepared = prepare::prepare(input);
+    if (options.check || cfg!(debug_assertions))
+        && let Err(errors) = crate::ir::verify::verify(&prepared.shader)
+    {
+        panic!("regalloc::prepare broke the IR:\n{}\n{}", errors.join("\n"), crate::ir::text::print(&prepared.shader));
+    }
     // The prepared shader is allocated as it is unless it needs spilling: its liveness serves
     // the demand and those attempts, and it is moved (not copied) into the result.
     let live = Liveness::compute(&prepared.shader);
