@@ -31,13 +31,19 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T, EmuError> {
 
 /// Whether the instruction's integer operands are signed (widens sign-extend).
 pub(crate) fn is_signed(instr: &Instr) -> bool {
-    let name = instr.info().name;
+    name_is_signed(instr.info().name) || instr.flag("signed") == Some(true)
+}
+
+/// Whether an instruction of this name reads its integer operands as signed, so that narrow
+/// selects (`.h0`, `.b1`, …) sign-extend: signed types (`.s32`, `.v2s16`, …) and conversions
+/// from signed integers. `.i32`-style operations have separate signed opcodes (`IMUL.i32` 0xA0
+/// and `IMUL.s32` 0xA8), so they zero-extend. The legaliser folds constants by the same rule.
+pub fn name_is_signed(name: &str) -> bool {
     let (base, ty) = name.split_once('.').unwrap_or((name, ""));
     ty.starts_with('s')
         || ty.starts_with("v2s")
         || ty.starts_with("v4s")
         || ["S8_", "S16_", "S32_", "V2S8_", "V2S16_"].iter().any(|p| base.starts_with(p))
-        || instr.flag("signed") == Some(true)
 }
 
 /// Lane width in bits of the instruction's type (8, 16, 32 or 64).

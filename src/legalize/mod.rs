@@ -42,10 +42,10 @@ pub fn run(shader: &mut Shader) {
 }
 
 /// Whether narrow selects (`.b0`, `.h1`, …) of this instruction's integer sources
-/// sign-extend: everything but explicitly unsigned operations.
+/// sign-extend: the emulator's rule ([`crate::emu::name_is_signed`]), so a folded constant
+/// reads what the hardware would read.
 fn signed_widen(opcode: Opcode) -> bool {
-    let name = opcode.name();
-    !name.contains(".u") && !name.starts_with("U")
+    crate::emu::name_is_signed(opcode.name())
 }
 
 /// The 32-bit value a constant source reads once its modifiers apply (for the sources of
