@@ -101,10 +101,6 @@ const BUG_RESQ_BUFFER: bool = true;
 /// TXQ/SVIEWINFO of a 1D_ARRAY view: the compiled shader leaves the layer count out of dst.y
 /// (`tests/diff_cases/txq_1d_array.tgsi`).
 const BUG_TXQ_1D_ARRAY: bool = true;
-/// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
-/// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
-/// and every temporary is compared through a GENERIC varying.
-const BUG_VS_POSITION_ACCURACY: bool = true;
 /// An empty IF body in a fragment shader with helper lanes misses a `.reconverge`; until fixed
 /// every IF/ELSE body of a fragment shader ends by counting itself in `TEMP[BRANCH_COUNT]`, which
 /// is added to the last output, so no body compiles to nothing
@@ -1265,12 +1261,7 @@ pub fn render(case: &Case) -> String {
     // Epilogue: every data and array temporary reaches an output.
     match stage {
         Stage::Vert => {
-            if BUG_VS_POSITION_ACCURACY {
-                // tests/diff_cases/vs_position_accuracy.tgsi
-                r.emit("MOV OUT[0], IN[0]");
-            } else {
-                r.emit("MOV OUT[0], TEMP[0]");
-            }
+            r.emit("MOV OUT[0], TEMP[0]");
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{}], TEMP[{k}]", k + 1));
             }
