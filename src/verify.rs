@@ -70,6 +70,12 @@ pub enum Error {
     Compile(Diagnostics),
     #[error("interpreter: {0}")]
     Interp(String),
+    /// The interpreter reached its step limit (an endless loop for these inputs, or a long one):
+    /// nothing is known about the expected outputs, so this is neither a pass nor a mismatch.
+    #[error(
+        "seed {seed}: inconclusive: the interpreter executed {steps} instructions without reaching END (its step limit)"
+    )]
+    Inconclusive { seed: u64, steps: u64 },
     #[error("seed {seed}: emulator: {message}")]
     Emu { seed: u64, message: String },
 }
@@ -100,9 +106,15 @@ pub fn verify(text: &str, options: &Options) -> Result<Report, Error> {
     for k in 0..options.seeds {
         let seed = options.first_seed + u64::from(k);
         let inputs = interp::inputs::generate(&program, seed);
-        let run = interp::run(&program, &inputs).map_err(|e| Error::Interp(e.to_string()))?;
-        let emulated = crate::emu::run(&compiled.blob, &compiled.meta, &inputs)
-            .map_err(|e| Error::Emu { seed, message: e.to_string() })?;
+        let run = interp::run(&program, &inputs).map_err(|e| match e {
+            interp::InterpError::StepLimit { steps, .. } => Error::Inconclusive { seed, steps },
+            e => Error::Interp(e.to_string()),
+        })?;
+        // The emulator has its own step limit: a loop only it runs forever ends as an error.
+        let emulated = crate::emu::run(&compiled.blob, &compiled.meta, &inputs).map_err(|e| Error::Emu {
+            seed,
+            message: format!("{e} (the interpreter reached END after {} instructions)", run.steps),
+        })?;
         compare(seed, &compiled.meta, &inputs, &run, &emulated, &mut report);
         report.runs += 1;
     }
