@@ -460,6 +460,10 @@ fn legacy_opcodes() {
     // RCC clamps the reciprocal's magnitude to [2^-64, 2^64].
     assert_eq!(un("RCC", fv([0.0, 0.0, 0.0, 0.0]))[0], f(2f32.powi(64)));
     assert_eq!(un("RCC", fv([-1e30, 0.0, 0.0, 0.0]))[0], f(-2f32.powi(-64)));
+    // An unconstrained operand (here an uninitialised temporary, 0 bits) stays unconstrained
+    // although its nominal reciprocal, +∞, clamps to 2^64.
+    let run = run_prog("VERT", VS, "RCC OUT[0], TEMP[2].xxxx", "{}");
+    assert_eq!((out(&run, 0, 0)[0], acc(&run, 0, 0, 0)), (f(2f32.powi(64)), Accuracy::Unconstrained));
     // X2D: (s0.x + s1.x·s2.x + s1.y·s2.y, s0.y + s1.x·s2.z + s1.y·s2.w, x, y).
     assert_eq!(
         tern("X2D", fv([1.0, 2.0, 0.0, 0.0]), fv([3.0, 4.0, 0.0, 0.0]), fv([1.0, 2.0, 3.0, 4.0])),

@@ -607,7 +607,16 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
             } else {
                 x
             };
-            let err = if clamped != x && r.is_unknown() && x.is_infinite() { 0.0 } else { r.err };
+            // An overflowing reciprocal clamps to the same 2^64 over the operand's whole
+            // interval only when that interval keeps one sign and stays within 2^-64 of 0.
+            let tiny = 2f64.powi(-64);
+            let err = match a[0].interval() {
+                _ if a[0].is_unknown() => f32::INFINITY,
+                Some((l, h)) if clamped != x && r.is_unknown() && x.is_infinite() => {
+                    if (l > 0.0 && h <= tiny) || (h < 0.0 && l >= -tiny) { 0.0 } else { f32::INFINITY }
+                }
+                _ => r.err,
+            };
             out(rep(Val { bits: clamped.to_bits(), err }), f)
         }
         // ---- float, per-channel formulas
