@@ -65,6 +65,7 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("PK4B", "pk4b_nan.tgsi"),
     ("LIT", "lit_denormal_exponent.tgsi"),
     ("UP2H", "up2h_negative_zero_constant.tgsi"),
+    ("IMUL_HI", "imul_hi_negative.tgsi"),
 ];
 
 /// Opcodes whose operands must name particular registers, which the generator does not build
