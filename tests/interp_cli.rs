@@ -74,3 +74,24 @@ fn seeded_inputs_are_deterministic() {
     assert_eq!(a.status.code(), Some(0));
     assert_eq!(a.stdout, b.stdout);
 }
+
+#[test]
+fn verify_reports_an_interpreter_step_limit_as_inconclusive() {
+    let dir = scratch("inconclusive");
+    let endless =
+        "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n  1: BGNLOOP\n  2: ENDLOOP\n  3: END\n";
+    std::fs::write(dir.join("endless.tgsi"), endless).unwrap();
+    let o = run(&["verify", "endless.tgsi", "--seeds", "2"], &dir);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0 passed, 0 failed, 1 inconclusive\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "endless.tgsi: seed 1: inconclusive: the interpreter executed 1000000 instructions without reaching END (its \
+         step limit)\n"
+    );
+    // A failure elsewhere still fails the run.
+    std::fs::write(dir.join("bad.tgsi"), "VERT\n  0: NOT_AN_OPCODE\n").unwrap();
+    let o = run(&["verify", "endless.tgsi", "bad.tgsi"], &dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "0 passed, 1 failed, 1 inconclusive\n");
+}

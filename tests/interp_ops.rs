@@ -460,6 +460,10 @@ fn legacy_opcodes() {
     // RCC clamps the reciprocal's magnitude to [2^-64, 2^64].
     assert_eq!(un("RCC", fv([0.0, 0.0, 0.0, 0.0]))[0], f(2f32.powi(64)));
     assert_eq!(un("RCC", fv([-1e30, 0.0, 0.0, 0.0]))[0], f(-2f32.powi(-64)));
+    // An unconstrained operand (here an uninitialised temporary, 0 bits) stays unconstrained
+    // although its nominal reciprocal, +∞, clamps to 2^64.
+    let run = run_prog("VERT", VS, "RCC OUT[0], TEMP[2].xxxx", "{}");
+    assert_eq!((out(&run, 0, 0)[0], acc(&run, 0, 0, 0)), (f(2f32.powi(64)), Accuracy::Unconstrained));
     // X2D: (s0.x + s1.x·s2.x + s1.y·s2.y, s0.y + s1.x·s2.z + s1.y·s2.w, x, y).
     assert_eq!(
         tern("X2D", fv([1.0, 2.0, 0.0, 0.0]), fv([3.0, 4.0, 0.0, 0.0]), fv([1.0, 2.0, 3.0, 4.0])),
@@ -467,6 +471,10 @@ fn legacy_opcodes() {
     );
     // RFL: 2·dot(n, v)/dot(n, n)·n − v.
     assert_eq!(bin("RFL", fv([0.0, 2.0, 0.0, 0.0]), fv([1.0, 1.0, 0.0, 0.0])), fv([-1.0, 1.0, 0.0, 1.0]));
+    // 2·dot(n, v) = 2·FLT_MAX overflows, dot(n, v)/dot(n, n)·2 = 2·FLT_MAX/4 does not:
+    // q = FLT_MAX/2, x = q·2 − FLT_MAX/2 = FLT_MAX/2.
+    let r = bin("RFL", fv([2.0, 0.0, 0.0, 0.0]), fv([f32::MAX / 2.0, 0.0, 0.0, 0.0]));
+    assert_eq!(f32::from_bits(r[0]), f32::MAX / 2.0);
     // SAD: |s0 − s1| + s2 (unsigned).
     assert_eq!(tern("SAD", [1, 9, 0, u32::MAX], [4, 3, 0, 0], [10, 1, 0, 1]), [13, 7, 0, 0]);
     // SHR is the arithmetic shift.

@@ -1,8 +1,9 @@
 //! Running one command over many inputs: directory expansion, parallel execution, results in
 //! input order, a progress bar on terminals, the `N passed, N failed` summary and exit codes.
 //!
-//! Exit codes: 0 when every input passed, 1 when some input was rejected, 101 when processing
-//! some input panicked (an internal error; the message names the input).
+//! Exit codes: 0 when every input passed, 1 when some input was rejected, 3 when none was
+//! rejected but some were inconclusive (`verify`: the interpreter's step limit), 101 when
+//! processing some input panicked (an internal error; the message names the input).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -23,6 +24,8 @@ pub struct Outcome {
     pub stderr: String,
     /// Processing panicked: an internal error.
     pub internal_error: bool,
+    /// Neither passed nor failed (not counted as either).
+    pub inconclusive: bool,
 }
 
 impl Outcome {
@@ -124,7 +127,7 @@ where
         bar
     });
     let (sender, receiver) = mpsc::channel::<(usize, Outcome)>();
-    let (mut passed, mut failed, mut internal) = (0usize, 0usize, false);
+    let (mut passed, mut failed, mut inconclusive, mut internal) = (0usize, 0usize, 0usize, false);
     std::thread::scope(|scope| {
         let job = &job;
         scope.spawn(move || {
@@ -146,7 +149,9 @@ where
                 } else {
                     emit(&outcome);
                 }
-                if outcome.passed {
+                if outcome.inconclusive {
+                    inconclusive += 1
+                } else if outcome.passed {
                     passed += 1
                 } else {
                     failed += 1
@@ -159,13 +164,17 @@ where
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    if summary {
+    if summary && inconclusive > 0 {
+        println!("{passed} passed, {failed} failed, {inconclusive} inconclusive");
+    } else if summary {
         println!("{passed} passed, {failed} failed");
     }
     if internal {
         ExitCode::from(101)
     } else if failed > 0 {
         ExitCode::FAILURE
+    } else if inconclusive > 0 {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     }
@@ -199,6 +208,7 @@ where
             Outcome {
                 passed: false,
                 internal_error: true,
+                inconclusive: false,
                 stdout: String::new(),
                 stderr: format!(
                     "error: internal error while processing {}: {message}{location}\n\

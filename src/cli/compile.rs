@@ -200,7 +200,7 @@ fn compile_one(
             }
         }
     }
-    Outcome { passed: true, stdout, stderr, internal_error: false }
+    Outcome { passed: true, stdout, stderr, internal_error: false, inconclusive: false }
 }
 
 fn extension(format: Emit) -> &'static str {

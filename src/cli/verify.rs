@@ -3,7 +3,9 @@
 //!
 //! A shader passes when every compared output component agrees (docs/verification.md); the
 //! first differences of a failing shader are printed. Shaders that do not compile, or that the
-//! executors cannot run, fail with the reason. Ends with `N passed, N failed`.
+//! executors cannot run, fail with the reason. A shader whose interpreter run reaches the step
+//! limit is inconclusive (exit status 3 when nothing failed). Ends with `N passed, N failed`
+//! (`, N inconclusive` when there are such).
 
 use super::Global;
 use super::batch::{self, Outcome};
@@ -65,6 +67,9 @@ fn verify_one(path: &Path, args: &Args, global: Global) -> Outcome {
             "{name}: cannot be verified: it does not compile\n{}",
             global.render(&diags.0, &name, &text)
         )),
+        Err(e @ Error::Inconclusive { .. }) => {
+            Outcome { inconclusive: true, ..Outcome::fail(format!("{name}: {e}\n")) }
+        }
         Err(e) => Outcome::fail(format!("{name}: cannot be verified: {e}\n")),
     }
 }

@@ -30,15 +30,16 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T, EmuError> {
 }
 
 /// Whether the instruction's integer operands are signed (widens sign-extend).
-pub(crate) fn is_signed(instr: &Instr) -> bool {
+pub fn is_signed(instr: &Instr) -> bool {
     name_is_signed(instr.info().name) || instr.flag("signed") == Some(true)
 }
 
 /// Whether an instruction of this name reads its integer operands as signed, so that narrow
 /// selects (`.h0`, `.b1`, …) sign-extend: signed types (`.s32`, `.v2s16`, …) and conversions
 /// from signed integers. `.i32`-style operations have separate signed opcodes (`IMUL.i32` 0xA0
-/// and `IMUL.s32` 0xA8), so they zero-extend. The legaliser folds constants by the same rule.
-pub fn name_is_signed(name: &str) -> bool {
+/// and `IMUL.s32` 0xA8), so they zero-extend (unless a `signed` flag says otherwise, see
+/// [`is_signed`], the rule the legaliser folds constants by).
+fn name_is_signed(name: &str) -> bool {
     let (base, ty) = name.split_once('.').unwrap_or((name, ""));
     ty.starts_with('s')
         || ty.starts_with("v2s")

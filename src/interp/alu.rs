@@ -607,7 +607,16 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
             } else {
                 x
             };
-            let err = if clamped != x && r.is_unknown() && x.is_infinite() { 0.0 } else { r.err };
+            // An overflowing reciprocal clamps to the same 2^64 over the operand's whole
+            // interval only when that interval keeps one sign and stays within 2^-64 of 0.
+            let tiny = 2f64.powi(-64);
+            let err = match a[0].interval() {
+                _ if a[0].is_unknown() => f32::INFINITY,
+                Some((l, h)) if clamped != x && r.is_unknown() && x.is_infinite() => {
+                    if (l > 0.0 && h <= tiny) || (h < 0.0 && l >= -tiny) { 0.0 } else { f32::INFINITY }
+                }
+                _ => r.err,
+            };
             out(rep(Val { bits: clamped.to_bits(), err }), f)
         }
         // ---- float, per-channel formulas
@@ -663,7 +672,9 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Rfl => {
             let d1 = dot(&a, &b, 3);
             let d0 = dot(&a, &a, 3);
-            let q = div(v::mul(Val::f(2.0), d1), d0);
+            // (d1 / d0)·2, not (2·d1) / d0: the compiler scales after the division
+            // (FMA_RSCALE), so 2·d1 overflowing alone is no infinity.
+            let q = v::mul(div(d1, d0), Val::f(2.0));
             let r = |k: usize| v::fma(q, a[k], v::neg(b[k]));
             out([r(0), r(1), r(2), one()], f)
         }

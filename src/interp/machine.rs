@@ -537,7 +537,7 @@ impl<'p, 'a> Machine<'p, 'a> {
     // Registers
 
     /// The integer value of an address component in `lane`, or `None` when it is not exact.
-    fn address(&self, ind: &Indirect, lane: usize) -> Option<i64> {
+    pub(super) fn address(&self, ind: &Indirect, lane: usize) -> Option<i64> {
         let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
         let v = self.read_direct(&reg, lane, ind.component.index());
         v.is_exact().then_some(v.int() as i64)

@@ -228,12 +228,20 @@ impl<'a> Prepared<'a> {
                 {
                     self.operand_file(ind.file, s.span)?;
                 }
+                // Indirect SAMP and SVIEW indices are resolved per lane (tex.rs); other
+                // resources, and indirect dimensions, are not modelled.
+                let indirect_dimension = s.register.dimension.is_some_and(|d| d.indirect.is_some());
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
                     && s.register.file != File::Image
-                    && (s.register.index.indirect.is_some()
-                        || s.register.dimension.is_some_and(|d| d.indirect.is_some()))
+                    && (indirect_dimension
+                        || (s.register.index.indirect.is_some()
+                            && !matches!(s.register.file, File::Sampler | File::SamplerView)))
                 {
-                    return Err(unsupported(s.span, "indirectly addressed samplers and resources are not supported"));
+                    return Err(unsupported(
+                        s.span,
+                        "indirectly addressed resources other than SAMP and SVIEW (and indirect dimensions) are \
+                         not supported",
+                    ));
                 }
             }
             for d in &inst.dst {

@@ -201,13 +201,87 @@ impl Machine<'_, '_> {
         }
     }
 
-    fn operand_index(&self, files: &[File]) -> Option<(usize, u32)> {
+    /// The source naming the unit and its unit: `unit` when the operand is indexed indirectly
+    /// (resolved per lane by [`Machine::texture`]), else its index.
+    fn operand_index(&self, files: &[File], unit: Option<u32>) -> Option<(usize, u32)> {
         self.inst()
             .src
             .iter()
             .enumerate()
             .find(|(_, s)| files.contains(&s.register.file))
-            .map(|(i, s)| (i, s.register.index.value.max(0) as u32))
+            .map(|(i, s)| (i, unit.unwrap_or(s.register.index.value.max(0) as u32)))
+    }
+
+    /// The operand that selects the texture: SVIEW (or RES) for SAMPLE-style opcodes, SAMP for
+    /// the others (the sampler of SAMPLE-style opcodes is ignored, see docs/interpreter.md).
+    fn unit_files(op: Opcode) -> &'static [File] {
+        use Opcode as O;
+        if matches!(
+            op,
+            O::Sample
+                | O::SampleI
+                | O::SampleIMs
+                | O::SampleB
+                | O::SampleC
+                | O::SampleCLz
+                | O::SampleD
+                | O::SampleL
+                | O::Gather4
+                | O::Sviewinfo
+                | O::Lod
+                | O::SampleInfo
+        ) {
+            &[File::SamplerView, File::LegacyResource]
+        } else {
+            &[File::Sampler]
+        }
+    }
+
+    /// A texture opcode. An indirectly indexed unit (`SAMP[ADDR[0].x + 1]`, `SVIEW[ADDR[0].x]`)
+    /// is resolved per lane as `offset + address`, like the compiler's handle (which records
+    /// every unit of the declaration the bracket may reach, `src/lower/texture.rs`): lanes are
+    /// run in groups of equal unit. A unit outside the declarations of the file (with an
+    /// ArrayID: outside that declaration) is undefined in GL, so those lanes get unconstrained
+    /// results; an inexact address makes the lane uncertain.
+    pub fn texture(&mut self, op: Opcode) -> Result<(), InterpError> {
+        let files = Self::unit_files(op);
+        let Some(reg) = self.inst().src.iter().find(|s| files.contains(&s.register.file)).map(|s| s.register) else {
+            return self.texture_unit(op, None);
+        };
+        let Some(ind) = reg.index.indirect else { return self.texture_unit(op, None) };
+        let exec = self.exec;
+        let mut groups: std::collections::BTreeMap<u32, u8> = std::collections::BTreeMap::new();
+        let mut undefined = 0u8;
+        for l in Machine::lanes(exec) {
+            match self.address(&ind, l) {
+                None => {
+                    self.tainted |= 1 << l;
+                    undefined |= 1 << l;
+                }
+                Some(a) => {
+                    let unit = reg.index.value as i64 + a;
+                    if self.p.in_range(reg.file, 0, unit, reg.index.array_id) {
+                        *groups.entry(unit as u32).or_default() |= 1 << l;
+                    } else {
+                        undefined |= 1 << l;
+                    }
+                }
+            }
+        }
+        let mut result = Ok(());
+        for (&unit, &lanes) in &groups {
+            self.exec = lanes;
+            result = self.texture_unit(op, Some(unit));
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_ok() && undefined != 0 {
+            self.exec = undefined;
+            result = self.write_all(&[[Val::unknown(0); 4]; LANES], Kind::Int);
+        }
+        self.exec = exec;
+        result
     }
 
     fn offsets(&self, lane: usize) -> Result<[i32; 3], InterpError> {
@@ -221,7 +295,8 @@ impl Machine<'_, '_> {
         Ok(off)
     }
 
-    pub fn texture(&mut self, op: Opcode) -> Result<(), InterpError> {
+    /// A texture opcode on `unit` (the operand's own index when `None`) in the active lanes.
+    fn texture_unit(&mut self, op: Opcode, unit_override: Option<u32>) -> Result<(), InterpError> {
         use Opcode as O;
         let inst = self.inst();
         let span = self.op_span();
@@ -242,7 +317,7 @@ impl Machine<'_, '_> {
         );
         let (unit_src, unit, target, kind) = if sample_style {
             let (i, unit) = self
-                .operand_index(&[File::SamplerView, File::LegacyResource])
+                .operand_index(&[File::SamplerView, File::LegacyResource], unit_override)
                 .ok_or_else(|| InterpError::runtime(span, "no sampler view operand"))?;
             let view = self.p.views.get(&unit).copied().ok_or_else(|| {
                 InterpError::unsupported(span, format!("SVIEW[{unit}] is used but not declared with a target"))
@@ -254,8 +329,9 @@ impl Machine<'_, '_> {
             };
             (i, unit, view.target, kind)
         } else {
-            let (i, unit) =
-                self.operand_index(&[File::Sampler]).ok_or_else(|| InterpError::runtime(span, "no sampler operand"))?;
+            let (i, unit) = self
+                .operand_index(&[File::Sampler], unit_override)
+                .ok_or_else(|| InterpError::runtime(span, "no sampler operand"))?;
             let target = inst.texture_target.ok_or_else(|| InterpError::runtime(span, "no texture target"))?;
             let view = self.p.views.get(&unit).copied();
             let kind = match view.map(|v| v.return_type) {

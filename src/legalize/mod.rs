@@ -42,10 +42,10 @@ pub fn run(shader: &mut Shader) {
 }
 
 /// Whether narrow selects (`.b0`, `.h1`, …) of this instruction's integer sources
-/// sign-extend: the emulator's rule ([`crate::emu::name_is_signed`]), so a folded constant
-/// reads what the hardware would read.
-fn signed_widen(opcode: Opcode) -> bool {
-    crate::emu::name_is_signed(opcode.name())
+/// sign-extend: the emulator's rule ([`crate::emu::is_signed`]: signed types and the `signed`
+/// flag), so a folded constant reads what the hardware would read.
+fn signed_widen(mach: &Instr) -> bool {
+    crate::emu::is_signed(mach)
 }
 
 /// The 32-bit value a constant source reads once its modifiers apply (for the sources of
@@ -131,7 +131,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
         if !k.is_plain() || !x.is_plain() || matches!(x.operand, Operand::Const(_)) {
             continue;
         }
-        if imm::encode(value, &info.srcs[c], signed_widen(op)).is_some() {
+        if imm::encode(value, &info.srcs[c], signed_widen(&inst.mach)).is_some() {
             return;
         }
         let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
@@ -148,7 +148,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
 fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     let inst = *shader.inst(id);
     let info = inst.mach.info();
-    let signed = signed_widen(inst.mach.opcode);
+    let signed = signed_widen(&inst.mach);
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
     // byte: the IR convention for a plain source.

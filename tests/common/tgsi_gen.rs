@@ -40,7 +40,7 @@ pub const DATA: u32 = 4;
 pub const ARRAY: u32 = DATA;
 /// Scratch temporary for address, selector and memory address computations.
 pub const SCRATCH: u32 = DATA + 4;
-/// Four temporaries holding NaN-free copies of operands (see `Renderer::nan_free`).
+/// Four scratch temporaries for operand copies.
 pub const SANITISED: u32 = SCRATCH + 1;
 /// First loop counter (`.x` iteration count, `.y` exit condition).
 pub const COUNTER: u32 = SANITISED + 4;
@@ -60,7 +60,6 @@ pub const CONSTS2: u32 = 4;
 /// fixed. Narrower exclusions (one operand form) are made where the construct is rendered, with
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
-    ("RCC", "rcc_unknown_input.tgsi"),
 ];
 
 /// Opcodes whose operands must name particular registers, which the generator does not build
@@ -79,10 +78,6 @@ pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
     "INTERP_OFFSET",
 ];
 
-/// Vertex shaders: verify's accuracy bound for the screen-space position is too tight when w is
-/// approximate (`tests/diff_cases/vs_position_accuracy.tgsi`); until fixed POSITION is `IN[0]`
-/// and every temporary is compared through a GENERIC varying.
-const BUG_VS_POSITION_ACCURACY: bool = true;
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
 pub const BUG_DEMOTE_DERIVATIVE: bool = true;
@@ -1186,12 +1181,7 @@ pub fn render(case: &Case) -> String {
     // Epilogue: every data and array temporary reaches an output.
     match stage {
         Stage::Vert => {
-            if BUG_VS_POSITION_ACCURACY {
-                // tests/diff_cases/vs_position_accuracy.tgsi
-                r.emit("MOV OUT[0], IN[0]");
-            } else {
-                r.emit("MOV OUT[0], TEMP[0]");
-            }
+            r.emit("MOV OUT[0], TEMP[0]");
             for k in 0..DATA + 4 {
                 r.emit(&format!("MOV OUT[{}], TEMP[{k}]", k + 1));
             }
