@@ -117,9 +117,11 @@ fn mutate(base: &[u8], at: usize, len: usize, junk: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Deterministic unless `PROPTEST_RNG_SEED` picks another seed (CI runs the same inputs).
 fn config() -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
-    ProptestConfig { cases, ..ProptestConfig::default() }
+    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x6675_7a7a);
+    ProptestConfig { cases, rng_seed: proptest::test_runner::RngSeed::Fixed(seed), ..ProptestConfig::default() }
 }
 
 proptest! {

@@ -36,7 +36,10 @@ pub fn documented_exception(i: &Instr) -> Option<&'static str> {
     }
     for (k, m) in info.mods.iter().enumerate() {
         let v = i.mods[k];
-        if m.key == "lod_mode" && matches!(m.kind, tgsi2va::valhall::tables::ModKind::Flag) && v == 1 {
+        if m.hidden && v != 0 {
+            return Some("B.8: fields Mesa's text does not show (TEX_GRADIENT bits 12 and 15) are not printed");
+        }
+        if m.text == "lod_mode" && matches!(m.kind, tgsi2va::valhall::tables::ModKind::Flag) && v == 1 {
             return Some("B.8: gradient lod flags print as .lod_mode");
         }
         if m.key == "nan_mode" && v == 0 {
