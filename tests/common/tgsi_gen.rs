@@ -112,6 +112,10 @@ pub const BUG_DEMOTE_DERIVATIVE: bool = true;
 /// fixed, fragment shaders sample cubes only with explicit or zero LOD
 /// (`tests/diff_cases/cube_zero_direction_mixed_lod.tgsi`).
 const BUG_CUBE_ZERO_DIRECTION: bool = true;
+/// INTERP_OFFSET offsets whose 8.8 position reaches 2^31: the interpreter wraps the saturated
+/// conversion; until fixed the offsets are clamped like SIN's argument
+/// (`tests/diff_cases/interp_offset_infinite.tgsi`).
+const BUG_INTERP_OFFSET_HUGE: bool = true;
 /// The cross-lane opcodes of the subgroup (the quad).
 const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_FIRST", "READ_INVOC"];
 /// SIN/COS (and SCS) of arguments beyond 2^17·π: the interpreter's bound is below what the
@@ -847,7 +851,9 @@ impl Renderer<'_> {
             } else {
                 self.src(s)
             };
-            if BUG_SINCOS_HUGE && matches!(opcode.canonical(), Opcode::Sin | Opcode::Cos | Opcode::Scs) {
+            let huge_offset = BUG_INTERP_OFFSET_HUGE && opcode == Opcode::InterpOffset && k == 1;
+            if huge_offset || BUG_SINCOS_HUGE && matches!(opcode.canonical(), Opcode::Sin | Opcode::Cos | Opcode::Scs) {
+                // tests/diff_cases/interp_offset_infinite.tgsi
                 // tests/diff_cases/sincos_huge_argument.tgsi
                 let z = SANITISED + k as u32 % 4;
                 self.emit(&format!("MAX TEMP[{z}], {operand}, IMM[{IMM_MORE}].wwww"));
