@@ -471,10 +471,9 @@ fn legacy_opcodes() {
     );
     // RFL: 2·dot(n, v)/dot(n, n)·n − v.
     assert_eq!(bin("RFL", fv([0.0, 2.0, 0.0, 0.0]), fv([1.0, 1.0, 0.0, 0.0])), fv([-1.0, 1.0, 0.0, 1.0]));
-    // 2·dot(n, v) = 2·FLT_MAX overflows, dot(n, v)/dot(n, n)·2 = 2·FLT_MAX/4 does not:
-    // q = FLT_MAX/2, x = q·2 − FLT_MAX/2 = FLT_MAX/2.
+    // tgsi.rst's order: 2·dot(n, v) = 2·FLT_MAX overflows before the division, so x = ∞.
     let r = bin("RFL", fv([2.0, 0.0, 0.0, 0.0]), fv([f32::MAX / 2.0, 0.0, 0.0, 0.0]));
-    assert_eq!(f32::from_bits(r[0]), f32::MAX / 2.0);
+    assert_eq!(f32::from_bits(r[0]), f32::INFINITY);
     // SAD: |s0 − s1| + s2 (unsigned).
     assert_eq!(tern("SAD", [1, 9, 0, u32::MAX], [4, 3, 0, 0], [10, 1, 0, 1]), [13, 7, 0, 0]);
     // SHR is the arithmetic shift.

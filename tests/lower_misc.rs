@@ -194,3 +194,30 @@ fn precise_rejections() {
         assert!(!got.contains("no Valhall lowering yet"), "{got}");
     }
 }
+
+/// A matrix product whose rows run past a declared range is rejected by the checker, naming the
+/// row's register at the instruction's line (lowering used to report "an undeclared system
+/// value" without saying which).
+#[test]
+fn matrix_rows_past_a_declaration_name_the_register() {
+    let text = "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\nDCL SV[0], VERTEXID\nDCL SV[1], INSTANCEID\nDCL TEMP[0]\n  \
+                0: M4X3 TEMP[0], IN[0], SV[0]\n  1: MOV OUT[0], TEMP[0]\n  2: END\n";
+    let program = tgsi2va::tgsi::parse(text).unwrap();
+    let errors: Vec<_> =
+        tgsi2va::tgsi::check(&program).into_iter().filter(|d| d.severity == tgsi2va::diag::Severity::Error).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = &errors[0];
+    assert_eq!(e.message, "SV[2] is not declared");
+    let line = text[..e.primary.span.start as usize].lines().count();
+    assert_eq!(line, 7, "the M4X3 line");
+    assert_eq!(&text[e.primary.span.start as usize..e.primary.span.end as usize], "SV[0]");
+    assert!(e.notes.iter().any(|n| n.contains("row 2")), "{:?}", e.notes);
+    // Rows inside the declarations are fine.
+    let ok =
+        "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\nDCL CONST[0][0..3]\n  0: M4X4 OUT[0], IN[0], CONST[0][0]\n  1: END\n";
+    assert!(
+        tgsi2va::tgsi::check(&tgsi2va::tgsi::parse(ok).unwrap())
+            .iter()
+            .all(|d| d.severity != tgsi2va::diag::Severity::Error)
+    );
+}

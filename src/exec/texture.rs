@@ -364,7 +364,12 @@ pub fn cube_project(x: f32, y: f32, z: f32) -> (u32, f32, f32) {
         (5, -x, -y)
     };
     let half_rcp = (1.0 / ma) * 0.5;
-    let project = |c: f32| c.mul_add(half_rcp, 0.5).clamp(0.0, 1.0);
+    // A zero direction gives NaN here; like the hardware's clamp modifier (which the compiled
+    // projection uses), NaN goes to the lower bound.
+    let project = |c: f32| {
+        let v = c.mul_add(half_rcp, 0.5);
+        if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) }
+    };
     (face, project(sc), project(tc))
 }
 

@@ -672,9 +672,8 @@ pub fn compute(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<
         O::Rfl => {
             let d1 = dot(&a, &b, 3);
             let d0 = dot(&a, &a, 3);
-            // (d1 / d0)·2, not (2·d1) / d0: the compiler scales after the division
-            // (FMA_RSCALE), so 2·d1 overflowing alone is no infinity.
-            let q = v::mul(div(d1, d0), Val::f(2.0));
+            // (2·d1) / d0 in tgsi.rst's order (the compiler too): 2·d1 may overflow alone.
+            let q = div(v::mul(Val::f(2.0), d1), d0);
             let r = |k: usize| v::fma(q, a[k], v::neg(b[k]));
             out([r(0), r(1), r(2), one()], f)
         }

@@ -1042,7 +1042,8 @@ impl<'p, 'a> Machine<'p, 'a> {
 /// to nearest even with saturation (NaN → 0), of which the low 16 bits are a signed value.
 pub fn offset_position(o: f32) -> i16 {
     let t = o.mul_add(256.0, 128.0).round_ties_even();
-    let q = if t.is_nan() { 0 } else { t.clamp(i32::MIN as f32, i32::MAX as f32) as i64 as i32 };
+    // `as` saturates (and makes NaN 0), like F32_TO_S32.
+    let q = t as i32;
     q as i16
 }
 

@@ -338,6 +338,13 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             return [face, zero, zero, one];
         }
         SemanticName::Pcoord => {
+            // The point coordinate is no varying: the metadata names the register that holds
+            // it, so a driver (or the emulator) knows what LD_VAR_SPECIAL 0–1 must return.
+            ctx.io.system_value_meta.push(meta::SystemValue {
+                register: format!("IN[{index}]"),
+                semantic: "PCOORD".into(),
+                source: "special".into(),
+            });
             let list = load_var_special(ctx, 0, 2);
             let v = ctx.shader.get(list).to_vec();
             let zero = ctx.entry_builder().konst(0);

@@ -62,6 +62,12 @@ pub fn probe_text(opcode: Opcode) -> Option<String> {
             // FBFETCH reads a COLOR output, the INTERP_* opcodes a varying input.
             (Opcode::Fbfetch, 0, _) => "OUT[0]".to_string(),
             (Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset, 0, _) => "IN[0]".to_string(),
+            // Matrix products read up to four rows from src1 on: TEMP[0..3] are declared.
+            (
+                Opcode::M4x4 | Opcode::M4x3 | Opcode::M3x4 | Opcode::M3x3 | Opcode::M3x2 | Opcode::Multiplymatrix,
+                1,
+                _,
+            ) => "TEMP[0]".to_string(),
             (_, _, OperandType::Samp) => "SAMP[0]".to_string(),
             (_, _, OperandType::Sview) => "SVIEW[0]".to_string(),
             (_, _, OperandType::Res) => "BUFFER[0]".to_string(),

@@ -51,7 +51,7 @@
 //! | DST | `FMA s0.y, s1.y, −0`, copies | 1 | exact (one rounding) |
 //! | NRM, NRM4 | DP3/DP4 (fused chain), `FRSQ`, one FMUL per channel | 7, 9 | exact given FRSQ |
 //! | RCC | `FRCP; FMAX \|r\|, 2^-64; FMIN 2^64; MUX.bit` sign of r; `CSEL r == r` | 5 | exact given FRCP |
-//! | RFL | two DP3, `FRCP`, `FMA_RSCALE d1, r, −0, 1`, FMA per channel | 11 | exact given FRCP |
+//! | RFL | two DP3, `FRCP`, `FADD d1, d1`, `FMUL`, FMA per channel | 12 | exact given FRCP |
 //! | LDEXP | `LDEXP.f32 x, n` per channel | 1/ch | correctly rounded (rte) |
 //!
 //! The SIN/COS error is the dropped cubic term (\|e\|³/6 ≤ (π/64)³/6 = 1.971e-5) plus roundings
@@ -487,8 +487,10 @@ fn reflect(ctx: &mut Ctx, inst: &Instruction) {
         let d1 = dot(ctx, inst, 0, 1, 3);
         let d0 = dot(ctx, inst, 0, 0, 3);
         let r = ctx.builder().frcp(d0);
-        // (2·d1)·rcp(d0): the doubling is the exponent shift.
-        let q = rscale(ctx, Op::FMA_RSCALE_F32, [Src::new(d1), Src::new(r), Src::konst(NEG_ZERO)], 1, Clamp::None);
+        // (2·d1)·rcp(d0), doubled first (exact, or ∞ when 2·d1 overflows, as the definition
+        // says; scaling the product instead would keep q finite).
+        let twice = ctx.builder().fadd(d1, d1);
+        let q = ctx.builder().fmul(twice, r);
         for (c, slot) in out.iter_mut().enumerate().take(3) {
             if writes(inst, c) {
                 let (a, b) = (fsrc(ctx, inst, 0, c), fsrc(ctx, inst, 1, c));

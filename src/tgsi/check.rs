@@ -387,9 +387,37 @@ impl<'a> Checker<'a> {
                     }
                 }
             }
+            self.matrix_rows(inst, imm_count, gs_vertices);
             for o in &inst.texture_offsets {
                 let reg = Register { file: o.file, dimension: None, index: Index::direct(o.index) };
                 self.use_register(&reg, o.span, imm_count, gs_vertices);
+            }
+        }
+    }
+
+    /// Matrix products (M4X4 … M3X2) read one row per result component: `src1`, `src1 + 1`, …;
+    /// the rows after the first must be declared too.
+    fn matrix_rows(&mut self, inst: &Instruction, imm_count: i64, gs_vertices: Option<u32>) {
+        let rows = match inst.opcode.canonical() {
+            Opcode::M4x4 | Opcode::M3x4 => 4,
+            Opcode::M4x3 | Opcode::M3x3 => 3,
+            Opcode::M3x2 => 2,
+            _ => return,
+        };
+        let Some(s) = inst.src.get(1) else { return };
+        if s.register.index.indirect.is_some() {
+            return;
+        }
+        for k in 1..rows {
+            let mut row = s.register;
+            row.index.value += k;
+            let before = self.diags.len();
+            self.use_register(&row, s.span, imm_count, gs_vertices);
+            if let Some(d) = self.diags.get_mut(before) {
+                let op = inst.opcode.name();
+                d.notes.push(format!(
+                    "note: `{op}` reads its matrix rows from consecutive registers; row {k} is this one"
+                ));
             }
         }
     }

@@ -62,22 +62,6 @@ pub const CONSTS2: u32 = 4;
 pub const EXCLUDED: &[(&str, &str)] = &[
 ];
 
-/// Opcodes whose operands must name particular registers, which the generator does not build
-/// yet: matrix products read consecutive rows after their second source, FBFETCH reads a colour
-/// output, INTERP_* an input.
-pub const NEEDS_NAMED_OPERANDS: &[&str] = &[
-    "M4X4",
-    "M4X3",
-    "M3X4",
-    "M3X3",
-    "M3X2",
-    "MULTIPLYMATRIX",
-    "FBFETCH",
-    "INTERP_CENTROID",
-    "INTERP_SAMPLE",
-    "INTERP_OFFSET",
-];
-
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
 pub const BUG_DEMOTE_DERIVATIVE: bool = true;
@@ -293,7 +277,6 @@ pub fn alu_opcodes(stage: Stage) -> &'static [Opcode] {
                         && info.stages.contains(stage.mask())
                         && !matches!(op.canonical(), Opcode::Arl | Opcode::Arr | Opcode::Uarl)
                         && !EXCLUDED.iter().any(|(name, _)| *name == info.name)
-                        && !NEEDS_NAMED_OPERANDS.contains(&info.name)
                         && tgsi2va::lower::support::probe(op) == tgsi2va::lower::support::Support::Lowered
                 })
                 .collect();
@@ -767,7 +750,9 @@ impl Renderer<'_> {
             // the bits too (tests/diff_cases/nan_sign_into_integer.tgsi).
             let int = matches!(ty, OperandType::I | OperandType::U | OperandType::I64 | OperandType::U64)
                 || opcode == Opcode::Pk2h;
-            let operand = if matches!(ty, OperandType::I64 | OperandType::U64) {
+            let operand = if let Some(named) = self.named_operand(opcode, k, s) {
+                named
+            } else if matches!(ty, OperandType::I64 | OperandType::U64) {
                 // 64-bit operands are read as xy / zw pairs.
                 let pair = |bit: u8| if bit & 1 == 0 { "xy" } else { "zw" };
                 let swizzle = format!("{}{}", pair(s.swizzle), pair(s.swizzle >> 1));
@@ -780,6 +765,40 @@ impl Renderer<'_> {
             text.push_str(&operand);
         }
         self.emit(&text);
+    }
+
+    /// Operands that must name particular registers: a matrix product's rows (`src1`,
+    /// `src1 + 1`, … — a base with room for every row in TEMP, the array, CONST[0], CONST[1] or
+    /// IMM), FBFETCH's colour output, INTERP_*'s GENERIC input.
+    fn named_operand(&self, opcode: Opcode, k: usize, s: &SrcD) -> Option<String> {
+        let rows = match opcode.canonical() {
+            Opcode::M4x4 | Opcode::M3x4 => 4,
+            Opcode::M4x3 | Opcode::M3x3 => 3,
+            Opcode::M3x2 => 2,
+            _ => 0,
+        };
+        let i = u32::from(s.index);
+        let base = |n: u32| i % (n - rows + 1);
+        let register = match (opcode, k) {
+            (_, 1) if rows > 0 => match s.file % 5 {
+                0 => format!("TEMP[{}]", base(DATA)),
+                1 => format!("TEMP[{}]", ARRAY + base(4)),
+                2 => format!("CONST[0][{}]", base(CONSTS)),
+                3 => format!("CONST[1][{}]", base(CONSTS2)),
+                _ => format!("IMM[{}]", base(IMMS)),
+            },
+            (Opcode::Fbfetch, 0) => format!("OUT[{}]", i % 8),
+            (Opcode::InterpCentroid | Opcode::InterpSample | Opcode::InterpOffset, 0) => format!("IN[{}]", i % 3),
+            _ => return None,
+        };
+        let mut text = format!("{register}.{}", Self::swizzle(s.swizzle));
+        if s.abs {
+            text = format!("|{text}|");
+        }
+        if s.neg {
+            text = format!("-{text}");
+        }
+        Some(text)
     }
 
     /// `TEMP[SCRATCH].x = src.x & IMM[mask]`.
