@@ -149,9 +149,6 @@ const SUBGROUP: &[&str] = &["BALLOT", "VOTE_ANY", "VOTE_ALL", "VOTE_EQ", "READ_F
 /// compiled code's documented accuracy allows; until fixed their sources are clamped to
 /// [−2^16, 2^16] (`tests/diff_cases/sincos_huge_argument.tgsi`).
 const BUG_SINCOS_HUGE: bool = true;
-/// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
-/// ADD and SUB are generated without `_SAT` (`tests/diff_cases/add_sat_negative_zero.tgsi`).
-const BUG_ADD_SAT: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -845,9 +842,7 @@ impl Renderer<'_> {
         let opcode = ops[usize::from(op) % ops.len()];
         let info = opcode.info();
         let pairs = info.dst_types.iter().any(|t| matches!(t, OperandType::I64 | OperandType::U64 | OperandType::D));
-        // tests/diff_cases/add_sat_negative_zero.tgsi
-        let add_sat = BUG_ADD_SAT && matches!(opcode.canonical(), Opcode::Add | Opcode::Sub);
-        let float = info.dst_types.first() == Some(&OperandType::F) && !add_sat;
+        let float = info.dst_types.first() == Some(&OperandType::F);
         let compare64 = !pairs
             && info.dst_types.first() == Some(&OperandType::U)
             && info.src_types.iter().all(|t| matches!(t, OperandType::I64 | OperandType::U64));
