@@ -9,6 +9,7 @@ pub mod dce;
 pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
+pub mod simplify;
 pub mod unreachable;
 
 use crate::ir::Shader;
@@ -38,6 +39,7 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
         ("merge_blocks", merge_blocks::run),
         ("copy_prop", copy_prop::run),
         ("const_fold", const_fold::run),
+        ("simplify", simplify::run),
         ("mod_fold", mod_fold::run),
     ];
     if options.contract {

@@ -61,11 +61,9 @@ pub const CONSTS2: u32 = 4;
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[
     ("CND0", "cnd0_nan.tgsi"),
-    ("UP2US", "up2us_constant.tgsi"),
     ("PK4B", "pk4b_nan.tgsi"),
     ("LIT", "lit_denormal_exponent.tgsi"),
     ("LOG", "log_y_accuracy.tgsi"),
-    ("UP2H", "up2h_negative_zero_constant.tgsi"),
 ];
 
 /// Opcodes whose operands must name particular registers, which the generator does not build
