@@ -128,6 +128,8 @@ mod tests {
             "    %9 = IADD.u32 lane_id.w0, #0x1\n",
             // The emulator does not define FPCLASS's result.
             "    %9 = FPCLASS.f32 #0x3F800000\n",
+            // Flow bits stay with their instruction.
+            "    %9 = FADD.f32.wait0 #0x3F800000, #0x3F800000\n",
         ] {
             check(body, body);
         }
