@@ -432,12 +432,6 @@ impl Rng {
     }
 }
 
-/// Texel index the model derives from a projected coordinate (NaN → 0, clamp to the edge).
-fn texel_index(s: f32, size: u32) -> i32 {
-    let t = (s * size as f32).floor();
-    if t.is_nan() { 0 } else { t.clamp(0.0, (size - 1) as f32) as i32 }
-}
-
 #[test]
 fn cube_sequence_matches_cube_project() {
     let shader = fs_shader("TEX TEMP[0], IN[0], SAMP[0], CUBE", "DCL SAMP[0]\n");
@@ -460,7 +454,7 @@ fn cube_sequence_matches_cube_project() {
     for _ in 0..20000 {
         directions.push([rng.float(), rng.float(), rng.float()]);
     }
-    let (mut exact, mut degenerate) = (0, 0);
+    let mut exact = 0;
     for d in directions {
         let e = Eval::run(&shader, &[d[0].to_bits(), d[1].to_bits(), d[2].to_bits(), 0], HashMap::new());
         let staging = &e.messages[0];
@@ -470,15 +464,8 @@ fn cube_sequence_matches_cube_project() {
         let t = f(staging[1]);
         let (model_face, model_s, model_t) = cube_project(d[0], d[1], d[2]);
         assert_eq!(face, model_face, "face of {d:?}");
-        if model_s.is_nan() || model_t.is_nan() {
-            // Zero or NaN directions: the clamp gives 0 where the model keeps NaN; the texel
-            // the model then addresses is the same.
-            degenerate += 1;
-            for size in [1, 16, 16384] {
-                assert_eq!(texel_index(s, size), texel_index(model_s, size), "s of {d:?}");
-                assert_eq!(texel_index(t, size), texel_index(model_t, size), "t of {d:?}");
-            }
-        } else {
+        {
+            // Zero and NaN directions included: the model sends NaN to 0 like the clamp.
             exact += 1;
             assert_eq!(t.to_bits(), model_t.to_bits(), "t of {d:?}");
             if model_s == 0.0 {
@@ -489,7 +476,7 @@ fn cube_sequence_matches_cube_project() {
             }
         }
     }
-    assert!(exact > 15000 && degenerate > 10, "{exact} exact, {degenerate} degenerate");
+    assert!(exact > 15000, "{exact} exact");
 }
 
 #[test]

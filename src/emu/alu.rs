@@ -291,6 +291,46 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Evaluates ALU instructions on given source words with exactly the arithmetic of a run: the
+/// optimiser's constant folder calls it so that a folded value is what the hardware computes.
+/// Source `k` reads FAU word `uk`, holding `words[k]`, through the source's own swizzle, widen,
+/// lane and float modifiers; the instruction's clamp and rounding mode apply as in a run.
+pub struct ConstEvaluator {
+    machine: Box<Machine>,
+    program: Program,
+}
+
+impl Default for ConstEvaluator {
+    fn default() -> ConstEvaluator {
+        ConstEvaluator { machine: Box::new(Machine::new(super::Stage::Compute)), program: Program::default() }
+    }
+}
+
+impl ConstEvaluator {
+    /// The 32-bit result of `instr` (operand fields ignored) on `words`; `None` for anything
+    /// but a single-lane ALU instruction with 32-bit sources and a 32-bit result that the
+    /// emulator models.
+    pub fn eval(&mut self, instr: &Instr, words: [u32; 4]) -> Option<u32> {
+        use crate::valhall::Base;
+        let info = instr.info();
+        let cross_lane = matches!(instr.opcode, Opcode::WMASK) || info.name.starts_with("CLPER");
+        if !instr.opcode.unit().is_alu() || cross_lane || info.srcs.iter().any(|s| s.size == 64) {
+            return None;
+        }
+        let mut ins = *instr;
+        for (k, src) in ins.srcs.iter_mut().enumerate().take(info.srcs.len()) {
+            src.base = Base::Uniform(k as u8);
+            self.machine.uniforms[k] = Some(words[k]);
+        }
+        self.program.code.clear();
+        self.program.code.push(super::Inst { word: 0, instr: ins, text: String::new() });
+        match eval(&Ctx { m: &self.machine, p: &self.program, pc: 0, lane: 0 }) {
+            Ok(Out::W32(v)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// Integer condition (`condition` enum); `total` has no integer meaning.
 fn int_condition(cond: u8, a: i64, b: i64) -> Result<bool, EmuError> {
     Ok(match cond {

@@ -46,7 +46,7 @@ pub mod sfu;
 mod tex;
 
 pub use abi::{load_variant, prepare, run, run_with, texture_for_target};
-pub use alu::is_signed;
+pub use alu::{ConstEvaluator, is_signed};
 pub use error::{EmuError, ErrorKind};
 pub use machine::{
     ATEST_DATUM, AttributeData, BLEND_DESCRIPTOR_TAG, Capture, DEFAULT_MAX_STEPS, Env, Inst, Machine, Options, Program,

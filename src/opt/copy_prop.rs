@@ -4,9 +4,10 @@
 //! * `%p = φ(%a, %a, %p, …)` whose arguments are one value besides `%p` itself: every use of
 //!   `%p` becomes that value (Braun et al.'s trivial φ; removing one can make others trivial,
 //!   so a worklist revisits the φs that used it).
-//! * `%c = copy #k` / `copy uN` / `copy special`: machine sources that read `%c` read the
-//!   constant or FAU word directly (legalisation decides later how it is encoded). Staging
-//!   operands, φ arguments and branch conditions need registers and keep `%c`.
+//! * `%c = copy #k` / `copy uN` / `copy special`: machine sources that read the whole word of
+//!   `%c` read the constant or FAU word directly (legalisation decides later how it is
+//!   encoded). Sources selecting a half, byte or lane, staging operands, φ arguments and branch
+//!   conditions keep `%c`.
 //!
 //! Linear in the program size plus the φ worklist.
 
@@ -107,10 +108,18 @@ fn propagate_constants(shader: &mut Shader) -> bool {
             if inst.dead || !inst.is_machine() {
                 continue;
             }
-            let count = inst.mach.info().srcs.len();
-            for src in &mut inst.srcs[..count] {
+            let info = inst.mach.info();
+            for (src, sinfo) in inst.srcs.iter_mut().zip(info.srcs) {
+                // Only whole-word reads: a constant read through a half, byte or lane select
+                // is left in its register (legalisation does not re-encode every such
+                // selection of an inline constant exactly; the register read is exact).
+                let whole_word = src.swizzle == sinfo.default_swizzle()
+                    && src.widen == sinfo.default_widen()
+                    && src.lane == 0
+                    && sinfo.lane.is_none();
                 if let Operand::Value(v) = src.operand
                     && let Some(c) = constant[v.index()]
+                    && whole_word
                 {
                     *src = Src { operand: c, ..*src };
                     changed = true;

@@ -2,12 +2,14 @@
 //! anything) and keeps the IR valid; [`crate::ir::verify::verify_after`] checks that in tests
 //! and debug builds. [`optimize`] is the pipeline.
 
+pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
 pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
+pub mod simplify;
 pub mod unreachable;
 
 use crate::ir::Shader;
@@ -33,8 +35,13 @@ type Pass = fn(&mut Shader) -> bool;
 /// nothing changes; a handful suffice). A pass that found nothing to do is not run again until
 /// another pass changes the IR: it would find nothing again.
 pub fn optimize(shader: &mut Shader, options: &Options) {
-    let mut passes: Vec<(&str, Pass)> =
-        vec![("merge_blocks", merge_blocks::run), ("copy_prop", copy_prop::run), ("mod_fold", mod_fold::run)];
+    let mut passes: Vec<(&str, Pass)> = vec![
+        ("merge_blocks", merge_blocks::run),
+        ("copy_prop", copy_prop::run),
+        ("const_fold", const_fold::run),
+        ("simplify", simplify::run),
+        ("mod_fold", mod_fold::run),
+    ];
     if options.contract {
         passes.push(("fma", fma::run));
     }

@@ -8,7 +8,11 @@
 //!   producer;
 //! * `FADD.f32 %x, #-0.0` with nothing at all is `%x`.
 //!
-//! `x + (−0) = x` for every x (NaN payloads aside), so these are exact.
+//! `x + (−0) = x` for every x (NaN payloads aside), so these are exact. FADD.f32 has no
+//! rounding-mode field, so `+0 + (−0)` is always `+0`. The sign flags fold only into binary32
+//! sources (a 16-bit source applies them per half) and the clamp only into producers of one
+//! binary32 result (a v2f16 producer would clamp each half instead of the f32 word); a producer
+//! already forwarded in the same round never takes a clamp.
 
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
@@ -53,7 +57,10 @@ pub fn run(shader: &mut Shader) -> bool {
                 let src = inst.srcs[k];
                 let Operand::Value(y) = src.operand else { continue };
                 let Some((inner, Clamp::None)) = negzero_add(shader, y) else { continue };
-                let float_mods_ok = sinfo.neg.is_some() && sinfo.abs.is_some();
+                // Only a binary32 source takes the f32 sign flags as they are: on a 16-bit source
+                // they act on each half, and the f32 negation moved only bit 31.
+                let float_mods_ok =
+                    sinfo.neg.is_some() && sinfo.abs.is_some() && sinfo.size == 32 && sinfo.lane.is_none();
                 let plain_inner = !inner.not && inner.widen == 0 && inner.lane == 0 && inner.swizzle == 0;
                 if !plain_inner || src.swizzle != 0 || src.widen != 0 || src.lane != 0 || src.not {
                     continue;
@@ -94,9 +101,13 @@ pub fn run(shader: &mut Shader) -> bool {
                 if uses[x.index()] != 1 {
                     continue;
                 }
+                // A producer already removed this round (an empty FADD forwarded to its own
+                // source) must not take the clamp: its result is gone, the clamp would be lost.
                 let Some(def) = shader.values[x.index()].def else { continue };
                 let producer = shader.inst_mut(def);
-                if producer.is_machine()
+                if !producer.dead
+                    && producer.is_machine()
+                    && producer.mach.info().name.ends_with(".f32")
                     && producer.mach.clamp() == Some(Clamp::None)
                     && producer.mach.set_clamp(clamp).is_ok()
                 {
@@ -162,6 +173,33 @@ mod tests {
             "{HEAD}    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i64.slot0 @%3:%2, %0:%1, offset:0\n    end\n"
         );
         check(&two, &two);
+    }
+
+    #[test]
+    fn a_forwarded_producer_does_not_take_the_clamp() {
+        // `ADD_SAT x, -0`: the inner empty FADD goes, the clamp stays (corpus add_sat_negative_zero).
+        check(
+            &format!(
+                "{HEAD}    %2 = FADD.f32 %0, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+            ),
+            &format!(
+                "{HEAD}    %3 = FADD.f32.clamp_0_1 %0, #0x80000000\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+            ),
+        );
+    }
+
+    #[test]
+    fn sixteen_bit_lanes_keep_their_own_modifiers() {
+        // The f32 negation flips bit 31 only; a v2f16 source's `.neg` would flip both halves.
+        let consumer = format!(
+            "{HEAD}    %2 = FADD.f32 %0.neg, #0x80000000\n    %3 = FADD.v2f16 %2.h00, %1\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        );
+        check(&consumer, &consumer);
+        // Clamping each half of a v2f16 result is not clamping the f32 word.
+        let producer = format!(
+            "{HEAD}    %2 = FMA.v2f16 %0, %1, %1\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        );
+        check(&producer, &producer);
     }
 
     #[test]

@@ -59,15 +59,11 @@ pub const CONSTS2: u32 = 4;
 /// regression case in `tests/diff_cases/`). The integrator removes an entry when the bug is
 /// fixed. Narrower exclusions (one operand form) are made where the construct is rendered, with
 /// a comment naming their case file.
-pub const EXCLUDED: &[(&str, &str)] = &[
-];
+pub const EXCLUDED: &[(&str, &str)] = &[];
 
 /// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
 /// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
 pub const BUG_DEMOTE_DERIVATIVE: bool = true;
-/// ADD_SAT (and SUB_SAT) with a −0 operand loses its saturation in the optimiser; until fixed
-/// ADD and SUB are generated without `_SAT` (`tests/diff_cases/add_sat_negative_zero.tgsi`).
-const BUG_ADD_SAT: bool = true;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -739,9 +735,7 @@ impl Renderer<'_> {
         let opcode = ops[usize::from(op) % ops.len()];
         let info = opcode.info();
         let pairs = info.dst_types.iter().any(|t| matches!(t, OperandType::I64 | OperandType::U64 | OperandType::D));
-        // tests/diff_cases/add_sat_negative_zero.tgsi
-        let add_sat = BUG_ADD_SAT && matches!(opcode.canonical(), Opcode::Add | Opcode::Sub);
-        let float = info.dst_types.first() == Some(&OperandType::F) && !add_sat;
+        let float = info.dst_types.first() == Some(&OperandType::F);
         let dst_text = self.dst(dst, pairs, float);
         let mut text = format!("{}{dst_text}", info.name);
         for (k, (s, ty)) in src.iter().zip(info.src_types).enumerate() {
