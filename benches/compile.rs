@@ -169,7 +169,7 @@ fn child_peak(size: usize) -> Option<(u64, u64)> {
 }
 
 fn emitted(c: &compile::Compiled) -> usize {
-    c.listings.iter().map(|(_, l)| l.lines().count()).sum()
+    c.listings().iter().map(|(_, l)| l.lines().count()).sum()
 }
 
 fn main() {

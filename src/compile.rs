@@ -139,8 +139,6 @@ pub struct Compiled {
     /// The blob: every variant, 128-byte aligned and padded.
     pub blob: Vec<u8>,
     pub meta: Metadata,
-    /// Each variant's program in Mesa's assembly syntax (name, text), in blob order.
-    pub listings: Vec<(String, String)>,
     pub warnings: Vec<Diagnostic>,
     /// (pass, text) dumps asked for by `print_after`.
     pub dumps: Vec<(String, String)>,
@@ -186,9 +184,30 @@ fn compile_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<Compil
     let (bytes, variants) = blob::link(&parts);
     meta.variants = variants;
     meta.tls_size = compiled.iter().map(|(_, c)| c.info.tls_size).max().unwrap_or(0).max(meta.tls_size);
-    let listings = compiled.iter().map(|(n, c)| (n.clone(), c.assembly())).collect();
     laps.lap(|t| &mut t.flow_emit);
-    Ok(Compiled { blob: bytes, meta, listings, warnings: ir.warnings, dumps })
+    Ok(Compiled { blob: bytes, meta, warnings: ir.warnings, dumps })
+}
+
+impl Compiled {
+    /// Each variant's program in Mesa's assembly syntax (name, text, one instruction per line),
+    /// in blob order. Disassembled from the blob when asked for: most compiles never need it.
+    pub fn listings(&self) -> Vec<(String, String)> {
+        let listing = |v: &crate::emit::meta::Variant| {
+            let code = self.blob.get(v.offset as usize..(v.offset + v.size) as usize).unwrap_or(&[]);
+            let mut text = String::new();
+            for chunk in code.chunks_exact(8) {
+                let word = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+                match crate::valhall::disasm::disassemble_word(word) {
+                    Ok(line) => text.push_str(&line),
+                    // Our own output always decodes; say so rather than panic if it ever does not.
+                    Err(e) => text.push_str(&format!("# undecodable word {word:#018x}: {e}")),
+                }
+                text.push('\n');
+            }
+            text
+        };
+        self.meta.variants.iter().map(|v| (v.name.clone(), listing(v))).collect()
+    }
 }
 
 /// Mesa's IDVS split (§A.5.3): the position variant keeps the position/point-size/layer stores
@@ -260,7 +279,7 @@ mod tests {
         let c = compile(text, &Options::default()).unwrap();
         assert_eq!(c.meta.variants.len(), 1);
         assert_eq!(c.blob.len() % 128, 0);
-        let listing = &c.listings[0].1;
+        let listing = &c.listings()[0].1;
         assert!(
             listing.contains("LD_VAR_BUF_IMM") && listing.contains("ATEST") && listing.contains("BLEND"),
             "{listing}"

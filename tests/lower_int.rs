@@ -899,7 +899,7 @@ fn int64_pairs_and_write_masks() {
 fn rejected_opcodes_say_why() {
     let msg = rejection("VERT\nDCL IN[0]\nDCL ADDR[0]\n  0: ARA ADDR[0], IN[0]\n  1: END\n");
     assert!(msg.contains("ARA") && msg.contains("never defined"), "{msg}");
-    // Double-precision opcodes are left to the central rejection.
+    // Double-precision opcodes are rejected with the reason (no binary64 on Valhall).
     let msg = rejection(&frag(&[], &["DADD OUT[0].xy, CONST[0][0], CONST[0][1]"]));
-    assert!(msg.contains("DADD") && msg.contains("no Valhall lowering yet"), "{msg}");
+    assert!(msg.contains("DADD") && msg.contains("double precision: Valhall has no binary64 arithmetic"), "{msg}");
 }

@@ -232,13 +232,13 @@ fn render(c: &Compiled, format: Emit, text: &str, options: &compile::Options) ->
         Emit::Json => c.meta.to_json().into_bytes(),
         Emit::Asm => {
             let mut out = String::new();
-            for (variant, (name, listing)) in c.meta.variants.iter().zip(&c.listings) {
+            for (variant, (name, listing)) in c.meta.variants.iter().zip(c.listings()) {
                 let _ = writeln!(
                     out,
                     "# {name}: offset {}, {} bytes, {} work registers",
                     variant.offset, variant.size, variant.work_registers
                 );
-                out.push_str(listing);
+                out.push_str(&listing);
             }
             out.into_bytes()
         }

@@ -433,9 +433,16 @@ impl<'p> Ctx<'p> {
             || io::lower(self, inst, opcode);
         if !lowered {
             let name = inst.opcode.name();
-            let why = match inst.opcode.info().status {
+            let info = inst.opcode.info();
+            let doubles =
+                info.dst_types.iter().chain(info.src_types).any(|t| *t == crate::tgsi::opcodes::OperandType::D);
+            let why = match info.status {
+                _ if doubles => "double precision: Valhall has no binary64 arithmetic (no FP64 unit, no \
+                                 encoding in the ISA) and panfrost exposes no doubles; this compiler does not \
+                                 emulate binary64 in software — compute in 32-bit float"
+                    .to_string(),
                 crate::tgsi::opcodes::Status::Current | crate::tgsi::opcodes::Status::Gap => {
-                    "this opcode has no Valhall lowering yet (see docs/tgsi-support.md)".to_string()
+                    "this opcode has no Valhall lowering (see docs/tgsi-support.md)".to_string()
                 }
                 _ => match opcode {
                     Opcode::Index => "INDEX (an EXT_vertex_shader array lookup) was never given semantics by any \
