@@ -104,7 +104,10 @@ pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostic
         other => {
             let message = format!("{} shaders cannot run on Valhall through this compiler", other.name());
             return Err(Diagnostic::error("E0300", program.header.span, message)
-                .with_note("tgsi2va compiles vertex (VERT), fragment (FRAG) and compute (COMP) shaders")
+                .with_note(
+                    "Mali Valhall has no geometry or tessellation stage in hardware (panfrost does not expose \
+                     them either); tgsi2va compiles vertex (VERT), fragment (FRAG) and compute (COMP) shaders",
+                )
                 .into());
         }
     };
