@@ -295,3 +295,18 @@ fn output_through_a_symbolic_link_keeps_the_link() {
     let expected = run_in(&dir, &["compile", "good.tgsi"]).stdout;
     assert_eq!(std::fs::read(dir.join("real/out.s")).unwrap(), expected);
 }
+
+/// Geometry and tessellation shaders are valid TGSI that Valhall cannot run: the error says why.
+#[test]
+fn stages_without_hardware_are_rejected_with_the_reason() {
+    let dir = scratch("stages");
+    let gs = "GEOM\nPROPERTY GS_INPUT_PRIMITIVE TRIANGLES\nPROPERTY GS_OUTPUT_PRIMITIVE TRIANGLE_STRIP\n\
+              PROPERTY GS_MAX_OUTPUT_VERTICES 3\nDCL IN[][0], POSITION\nDCL OUT[0], POSITION\n\
+              IMM[0] INT32 {0, 0, 0, 0}\n  0: MOV OUT[0], IN[0][0]\n  1: EMIT IMM[0].xxxx\n  2: END\n";
+    write(&dir, "gs.tgsi", gs);
+    let o = run_in(&dir, &["compile", "gs.tgsi", "-o", "gs.bin"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0300]") && err.contains("no geometry or tessellation stage"), "{err}");
+    assert_eq!(files(&dir), ["gs.tgsi"]);
+}
