@@ -154,6 +154,9 @@ BLEND.slot0.v4.auto.end @r0:r1:r2:r3, blend_descriptor_0.w0, r60, target:0x0
     inputs.registers.insert(reg("IN[2]"), lanes_f([[1.0; 4], [1.0; 4], [-1.0; 4], [1.0; 4]]));
     let out = emu::run(&bytes, &m, &inputs).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.killed, vec![1]);
+    // Lane 1 ran on through ATEST, ZS_EMIT and BLEND as a helper: its outputs are dropped.
+    assert_eq!(out.outputs[&reg("OUT[0]")][1], [0; 4]);
+    assert_eq!(out.outputs[&reg("OUT[1]")][1], [0; 4]);
     for l in [0usize, 2, 3] {
         let colour = out.outputs[&reg("OUT[0]")][l];
         assert_eq!(colour[1], f(pos[l][0].floor()), "pixel x from r59");

@@ -215,6 +215,53 @@ fn derivatives_coarse_fine_and_inactive_lanes() {
     assert_eq!(out(&r, 0, 1).map(f32::from_bits)[..2], [0.0, 0.0], "inactive lanes are not written");
 }
 
+/// After a DEMOTE the helper's value feeds derivatives exactly; after a KILL every derivative
+/// that reads the killed lane is unconstrained (GL: undefined after a non-uniform discard) and
+/// the others stay exact.
+#[test]
+fn derivatives_after_demote_are_exact_and_after_kill_unconstrained() {
+    let inputs = r#"{"IN[0]": [[1, 0, 0, 0], [-2, 0, 0, 0], [4, 0, 0, 0], [8, 0, 0, 0]]}"#;
+    let acc = |r: &Run, lane: usize, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), lane, c);
+    let body = |discard: &str| {
+        format!(
+            "MOV OUT[0], IMM[0].xxxx
+            SLT TEMP[0].x, IN[0].xxxx, IMM[0].xxxx
+            IF TEMP[0].xxxx
+              {discard}
+            ENDIF
+            DDX OUT[0].x, IN[0].xxxx
+            DDY OUT[0].y, IN[0].xxxx
+            DDX_FINE OUT[0].z, IN[0].xxxx
+            DDY_FINE OUT[0].w, IN[0].xxxx"
+        )
+    };
+    let r = run("FRAG", FS, &body("DEMOTE"), inputs);
+    assert_eq!(r.outputs.killed, vec![1]);
+    for l in 0..4 {
+        for c in 0..4 {
+            assert_eq!(acc(&r, l, c), Accuracy::Exact, "lane {l} .{c}");
+        }
+    }
+    // Lane 1 (demoted) contributes its -2: coarse x = v1 − v0, fine x of row 0, fine y of column 1.
+    assert_eq!(out(&r, 0, 0).map(f32::from_bits), [-3.0, 3.0, -3.0, 3.0]);
+    assert_eq!(out(&r, 0, 3).map(f32::from_bits), [-3.0, 3.0, 4.0, 10.0]);
+    let r = run("FRAG", FS, &body("KILL"), inputs);
+    assert_eq!(r.outputs.killed, vec![1]);
+    for l in [0, 2, 3] {
+        // Coarse DDX reads lanes 0 and 1; DDY lanes 0 and 2.
+        assert_eq!(acc(&r, l, 0), Accuracy::Unconstrained, "lane {l} DDX");
+        assert_eq!(acc(&r, l, 1), Accuracy::Exact, "lane {l} DDY");
+        assert_eq!(f32::from_bits(out(&r, 0, l)[1]), 3.0);
+    }
+    // Fine derivatives: only lane 0's row and lane 3's column read lane 1.
+    assert_eq!(acc(&r, 0, 2), Accuracy::Unconstrained);
+    assert_eq!([acc(&r, 2, 2), acc(&r, 3, 2)], [Accuracy::Exact; 2]);
+    assert_eq!(f32::from_bits(out(&r, 0, 2)[2]), 4.0, "row 1: v3 − v2");
+    assert_eq!(acc(&r, 3, 3), Accuracy::Unconstrained);
+    assert_eq!([acc(&r, 0, 3), acc(&r, 2, 3)], [Accuracy::Exact; 2]);
+    assert_eq!(f32::from_bits(out(&r, 0, 0)[3]), 3.0, "column 0: v2 − v0");
+}
+
 #[test]
 fn texture_lookups_match_the_model() {
     let decls = "DCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT";

@@ -784,8 +784,17 @@ impl<'p, 'a> Machine<'p, 'a> {
     fn derivative(&mut self, op: Opcode) -> Result<(), InterpError> {
         let s = self.src(0)?;
         // Inactive lanes contribute zero, as the hardware's cross-lane permute returns zero
-        // for them.
-        let val = |l: usize| -> [Val; 4] { if self.exec & (1 << l) != 0 { s[l] } else { [Val::f(0.0); 4] } };
+        // for them. A killed lane's contribution is open: GL leaves derivatives after a
+        // non-uniform discard undefined (on Valhall the lane may still run as a helper).
+        let val = |l: usize| -> [Val; 4] {
+            if self.killed & (1 << l) != 0 {
+                [Val::unknown(0); 4]
+            } else if self.exec & (1 << l) != 0 {
+                s[l]
+            } else {
+                [Val::f(0.0); 4]
+            }
+        };
         let mut r = [[Val::ZERO; 4]; LANES];
         for (l, out) in r.iter_mut().enumerate() {
             let (a, b) = match op {
