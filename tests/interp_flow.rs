@@ -262,6 +262,48 @@ fn derivatives_after_demote_are_exact_and_after_kill_unconstrained() {
     assert_eq!(f32::from_bits(out(&r, 0, 0)[3]), 3.0, "column 0: v2 − v0");
 }
 
+/// Subgroup operations after DEMOTE or KILL: a helper lane may or may not take part (the
+/// hardware keeps a discarded lane until the compiler's `.discard` point), so a result is exact
+/// only when every choice gives it; a killed lane's source is not even known.
+#[test]
+fn subgroup_results_with_optional_helper_lanes() {
+    let acc = |r: &Run, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), 2, c);
+    let body = |discard: &str| {
+        format!(
+            "SLT TEMP[0].x, IN[0].xxxx, IMM[0].xxxx
+            IF TEMP[0].xxxx
+              {discard}
+            ENDIF
+            BALLOT TEMP[1], IN[0].yyyy
+            VOTE_ANY TEMP[2].x, IN[0].zzzz
+            VOTE_ALL TEMP[2].y, IN[0].wwww
+            READ_FIRST TEMP[2].z, IN[0].yyyy
+            MOV OUT[0].x, TEMP[1].xxxx
+            MOV OUT[0].yzw, TEMP[2].xxyz"
+        )
+    };
+    let inputs = |x: [i32; 4]| {
+        format!(r#"{{"IN[0]": [[{}, 1, 0, 1], [{}, 0, 5, 0], [{}, 1, 0, 1], [{}, 1, 0, 1]]}}"#, x[0], x[1], x[2], x[3])
+    };
+    use Accuracy::{Exact, Unconstrained};
+    // Lane 1 demoted: it may vote. Its y is 0, so the ballot is 0b1101 either way; its z and w
+    // flip ANY and ALL; READ_FIRST is lane 0's either way.
+    let r = run("FRAG", FS, &body("DEMOTE"), &inputs([1, -2, 4, 8]));
+    assert_eq!(out(&r, 0, 2), [0b1101, 0, !0, f(1.0)]);
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Exact, Unconstrained, Unconstrained, Exact]);
+    // Lane 1 killed: its sources are unknown, so only READ_FIRST (lane 0 comes first) is exact.
+    let r = run("FRAG", FS, &body("KILL"), &inputs([1, -2, 4, 8]));
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Unconstrained, Unconstrained, Unconstrained, Exact]);
+    // Lane 0 killed: ANY is already true and ALL already false without it; READ_FIRST may read it.
+    let r = run("FRAG", FS, &body("KILL"), &inputs([-1, 2, 4, 8]));
+    assert_eq!(out(&r, 0, 2)[1..3], [!0, 0]);
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Unconstrained, Exact, Exact, Unconstrained]);
+    // Lane 0 demoted: READ_FIRST may read its y = 1 instead of lane 1's 0.
+    let r = run("FRAG", FS, &body("DEMOTE"), &inputs([-1, 2, 4, 8]));
+    assert_eq!(out(&r, 0, 2)[3], 0);
+    assert_eq!(acc(&r, 3), Unconstrained);
+}
+
 #[test]
 fn texture_lookups_match_the_model() {
     let decls = "DCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT";
