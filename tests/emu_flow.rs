@@ -153,8 +153,10 @@ NOP.end";
 fn discarded_lane_feeds_clper_until_the_discard_flow() {
     let text = "DISCARD.f32.lt r0, 0x0
 CLPER.i32.subgroup4.xor.inf r1, r0, 0x03020100.b11
+WMASK.subgroup4 r4, r60
 FADD.f32.discard r3, r0, 0x0
 CLPER.i32.subgroup4.xor.inf r2, r0, 0x03020100.b11
+WMASK.subgroup4 r5, r60
 NOP.wait0126
 ATEST.wait0 @r60, r60, 0x3F800000, atest_datum.w0
 NOP.end";
@@ -168,6 +170,9 @@ NOP.end";
     // After it: lane 1 is gone, lane 0 reads the inactive result +inf.
     assert_eq!(m.reg(2)[0], f32::INFINITY.to_bits());
     assert_eq!(m.reg(2)[2..], [3.0f32, 2.0].map(f32::to_bits));
+    // WMASK counts the helper while it runs.
+    assert_eq!(m.reg(4)[0], 0b1111);
+    assert_eq!(m.reg(5)[0], 0b1101);
     assert_eq!(m.status[1], Status::Killed);
     assert_eq!(m.status[0], Status::Ended);
 }
