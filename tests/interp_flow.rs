@@ -304,6 +304,30 @@ fn subgroup_results_with_optional_helper_lanes() {
     assert_eq!(acc(&r, 3), Unconstrained);
 }
 
+/// A lane whose branch could go either way (uncertain) may have run another path in the other
+/// executor: derivatives reading it are unconstrained, the others stay exact.
+#[test]
+fn derivatives_reading_an_uncertain_lane_are_unconstrained() {
+    let third = (1.0f32 / 3.0).to_bits();
+    let decls = format!("{FS}\nIMM[1] UINT32 {{{third}, 0, 0, 0}}");
+    let body = "MOV TEMP[1], IMM[0].xxxx
+        RCP TEMP[0].x, IN[0].xxxx
+        FSGE TEMP[0].y, TEMP[0].xxxx, IMM[1].xxxx
+        UIF TEMP[0].yyyy
+          MOV TEMP[1].x, IMM[0].yyyy
+        ENDIF
+        DDX OUT[0].x, IN[0].yyyy
+        DDY OUT[0].y, IN[0].yyyy";
+    let inputs = r#"{"IN[0]": [[1, 1, 0, 0], [3, 2, 0, 0], [1, 4, 0, 0], [1, 8, 0, 0]]}"#;
+    let r = run("FRAG", &decls, body, inputs);
+    assert_eq!(r.uncertain_lanes, vec![1], "RCP(3) against its nominal value could go either way");
+    let acc = |lane: usize, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), lane, c);
+    // DDX reads lanes 0 and 1, DDY lanes 0 and 2.
+    assert_eq!([acc(0, 0), acc(2, 0), acc(3, 0)], [Accuracy::Unconstrained; 3]);
+    assert_eq!([acc(0, 1), acc(2, 1), acc(3, 1)], [Accuracy::Exact; 3]);
+    assert_eq!(f32::from_bits(out(&r, 0, 3)[1]), 3.0);
+}
+
 #[test]
 fn texture_lookups_match_the_model() {
     let decls = "DCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT";

@@ -785,9 +785,10 @@ impl<'p, 'a> Machine<'p, 'a> {
         let s = self.src(0)?;
         // Inactive lanes contribute zero, as the hardware's cross-lane permute returns zero
         // for them. A killed lane's contribution is open: GL leaves derivatives after a
-        // non-uniform discard undefined (on Valhall the lane may still run as a helper).
+        // non-uniform discard undefined (on Valhall the lane may still run as a helper). So is
+        // an uncertain lane's: it may have taken another path.
         let val = |l: usize| -> [Val; 4] {
-            if self.killed & (1 << l) != 0 {
+            if (self.killed | self.tainted) & (1 << l) != 0 {
                 [Val::unknown(0); 4]
             } else if self.exec & (1 << l) != 0 {
                 s[l]
@@ -833,9 +834,11 @@ impl<'p, 'a> Machine<'p, 'a> {
     /// are monotone in the member set, so the fewest and the most members decide.
     fn subgroup(&mut self, op: Opcode) -> Result<(), InterpError> {
         let s = self.src(0)?;
-        let sure: Vec<usize> = Self::lanes(self.exec & !self.demoted).collect();
-        let optional: Vec<usize> = Self::lanes(self.exec & self.demoted).collect();
-        let unseen = self.killed != 0;
+        // Killed and uncertain lanes may or may not take part, with unknown sources.
+        let unseen_lanes = self.killed | self.tainted;
+        let sure: Vec<usize> = Self::lanes(self.exec & !self.demoted & !unseen_lanes).collect();
+        let optional: Vec<usize> = Self::lanes(self.exec & self.demoted & !unseen_lanes).collect();
+        let unseen = unseen_lanes != 0;
         let exact_in = |c: usize| sure.iter().chain(&optional).all(|&l| s[l][c].is_exact());
         let val = |bits: u32, exact: bool| Val { bits, err: if exact { 0.0 } else { f32::INFINITY } };
         let mut r = [[Val::ZERO; 4]; LANES];
@@ -877,7 +880,7 @@ impl<'p, 'a> Machine<'p, 'a> {
                         // Optional members before the first sure lane must agree with it.
                         let before = |l: usize| l < first;
                         let agree = optional.iter().filter(|&&l| before(l)).all(|&l| s[l][c].bits == s[first][c].bits);
-                        let unseen_before = Self::lanes(self.killed).any(before);
+                        let unseen_before = Self::lanes(unseen_lanes).any(before);
                         let exact = s[first][c].is_exact() && agree && !unseen_before;
                         for lane in r.iter_mut() {
                             lane[c] = val(s[first][c].bits, exact);
@@ -893,7 +896,7 @@ impl<'p, 'a> Machine<'p, 'a> {
                 for l in Self::lanes(active) {
                     let i = inv[l][0];
                     let from = i.bits as usize;
-                    r[l] = if i.is_exact() && from < LANES && active & (1 << from) != 0 {
+                    r[l] = if i.is_exact() && from < LANES && active & !self.tainted & (1 << from) != 0 {
                         s[from]
                     } else {
                         [Val::unknown(0); 4]
