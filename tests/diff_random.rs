@@ -139,7 +139,6 @@ fn generator_covers_the_opcode_table() {
         let mut constructs =
             vec!["BGNLOOP", "BRK", "SWITCH", "CASE", "DEFAULT", "ELSE", "UARL ADDR[0].", "ARL", "ARR", "TEX", "SAMPLE"];
         constructs.extend(match stage {
-            Stage::Frag if tgsi_gen::BUG_DEMOTE_DERIVATIVE => vec!["KILL_IF", "TXB"],
             Stage::Frag => vec!["KILL_IF", "DEMOTE", "TXB"],
             Stage::Comp => vec!["LOAD", "STORE BUFFER[2]", "ATOM", "BARRIER"],
             Stage::Vert => vec!["CONT"],

@@ -3,7 +3,7 @@
 //! ordering, the varying hidden state, barriers, undefined registers and the step limit.
 
 use tgsi2va::emu::memory::{RegionKind, SSBO_BASE};
-use tgsi2va::emu::{EmuError, ErrorKind, Machine, Program, Stage};
+use tgsi2va::emu::{EmuError, ErrorKind, Machine, Program, Stage, Status};
 
 /// A compute machine with SSBO 0 (64 bytes) mapped and r13 = its handle, r0–r12 defined.
 fn compute() -> Machine {
@@ -147,10 +147,16 @@ NOP.end";
     assert_eq!(m.reg(5), [0x1234, 0, 0xFFFF_FFFF, 0xFFFF_FFFF]);
 }
 
+/// DISCARD makes a lane a helper (ABI §B.7): `CLPER` still reads its value until an instruction
+/// with `.discard` terminates it; afterwards it is inactive.
 #[test]
-fn discarded_lanes_are_inactive_for_clper() {
+fn discarded_lane_feeds_clper_until_the_discard_flow() {
     let text = "DISCARD.f32.lt r0, 0x0
 CLPER.i32.subgroup4.xor.inf r1, r0, 0x03020100.b11
+WMASK.subgroup4 r4, r60
+FADD.f32.discard r3, r0, 0x0
+CLPER.i32.subgroup4.xor.inf r2, r0, 0x03020100.b11
+WMASK.subgroup4 r5, r60
 NOP.wait0126
 ATEST.wait0 @r60, r60, 0x3F800000, atest_datum.w0
 NOP.end";
@@ -159,9 +165,94 @@ NOP.end";
     m.set_reg_all(60, 1);
     run(&mut m, text).unwrap();
     assert_eq!(m.killed(), vec![1]);
-    assert_eq!(m.reg(1)[0], f32::INFINITY.to_bits());
-    assert_eq!(m.reg(1)[2], 3.0f32.to_bits());
-    assert_eq!(m.reg(1)[3], 2.0f32.to_bits());
+    // Before `.discard`: lane 0 reads lane 1's -1.0, and lane 1 still computes its own result.
+    assert_eq!(m.reg(1), [-1.0f32, 1.0, 3.0, 2.0].map(f32::to_bits));
+    // After it: lane 1 is gone, lane 0 reads the inactive result +inf.
+    assert_eq!(m.reg(2)[0], f32::INFINITY.to_bits());
+    assert_eq!(m.reg(2)[2..], [3.0f32, 2.0].map(f32::to_bits));
+    // WMASK counts the helper while it runs.
+    assert_eq!(m.reg(4)[0], 0b1111);
+    assert_eq!(m.reg(5)[0], 0b1101);
+    assert_eq!(m.status[1], Status::Killed);
+    assert_eq!(m.status[0], Status::Ended);
+}
+
+/// Without a `.discard`, a discarded lane runs to the end (here: without ATEST, which it may
+/// skip), reading and writing registers like the others.
+#[test]
+fn discarded_lane_runs_to_the_end_without_discard_flow() {
+    let text = "DISCARD.f32.lt r0, 0x0
+FADD.f32 r1, r0, r0
+BRANCHZ.eq.reconverge r2.h0, offset:3
+NOP.wait0126
+ATEST.wait0 @r60, r60, 0x3F800000, atest_datum.w0
+NOP.reconverge
+NOP.end";
+    let mut m = Machine::new(Stage::Fragment);
+    m.set_reg_lanes(0, [1.0f32, -1.0, 2.0, 3.0].map(f32::to_bits));
+    // Lane 1 (the discarded one) jumps over ATEST.
+    m.set_reg_lanes(2, [1, 0, 1, 1]);
+    m.set_reg_all(60, 1);
+    run(&mut m, text).unwrap();
+    assert_eq!(m.killed(), vec![1]);
+    assert_eq!(m.status, [Status::Ended; 4]);
+    assert_eq!(m.reg(1)[1], (-2.0f32).to_bits());
+    // A lane that was not discarded must still run ATEST.
+    let mut m = Machine::new(Stage::Fragment);
+    m.set_reg_lanes(0, [1.0f32, 1.0, 2.0, 3.0].map(f32::to_bits));
+    m.set_reg_lanes(2, [1, 0, 1, 1]);
+    m.set_reg_all(60, 1);
+    let e = fails(&mut m, text, ErrorKind::Flow, 6, "without ATEST");
+    assert_eq!(e.lane, Some(1), "{e}");
+}
+
+/// Once every running lane of the quad is discarded, they are all terminated: nothing after
+/// that runs (the undefined r40 is never read).
+#[test]
+fn a_fully_discarded_quad_terminates() {
+    let text = "DISCARD.f32.lt r0, 0x0\nIADD.u32 r1, r40, 0x0\nNOP.end";
+    let mut m = Machine::new(Stage::Fragment);
+    m.set_reg_lanes(0, [-1.0f32, -1.0, -2.0, -3.0].map(f32::to_bits));
+    run(&mut m, text).unwrap();
+    assert_eq!(m.killed(), vec![0, 1, 2, 3]);
+    assert_eq!(m.status, [Status::Killed; 4]);
+    // With one lane left, the discarded ones keep running and read r40 too.
+    let mut m = Machine::new(Stage::Fragment);
+    m.set_reg_lanes(0, [-1.0f32, -1.0, -2.0, 3.0].map(f32::to_bits));
+    let e = fails(&mut m, text, ErrorKind::Undefined, 1, "r40");
+    assert_eq!(e.lane, Some(0), "{e}");
+}
+
+/// A discarded lane's stores and atomics do not happen, except `.force` accesses (thread-local
+/// spills, ABI §C.14); its atomics return the memory's current value.
+#[test]
+fn discarded_lane_stores_and_atomics_do_not_happen() {
+    let text = "DISCARD.f32.lt r0, 0x0
+STORE.i32.slot0.wait0 @r2, r10, offset:0x0
+STORE.i32.force.slot0.wait0 @r2, r10, offset:0x10
+ATOM_RETURN.i32.slot0.aadd.wait0 @r3, @r2, r12, offset:0x0
+NOP.wait0126
+ATEST.wait0 @r60, r60, 0x3F800000, atest_datum.w0
+NOP.end";
+    let mut m = Machine::new(Stage::Fragment);
+    m.memory.map(SSBO_BASE, vec![0; 64], RegionKind::Ssbo(0), true).unwrap();
+    m.set_reg_lanes(0, [1.0f32, -1.0, 2.0, -3.0].map(f32::to_bits));
+    m.set_reg_lanes(2, [10, 11, 12, 13]);
+    // r10:r11 = word `lane` of the SSBO, r12:r13 = its word 8 (the atomic counter).
+    m.set_reg_lanes(10, std::array::from_fn(|l| SSBO_BASE as u32 + 4 * l as u32));
+    m.set_reg_all(11, (SSBO_BASE >> 32) as u32);
+    m.set_reg_all(12, SSBO_BASE as u32 + 32);
+    m.set_reg_all(13, (SSBO_BASE >> 32) as u32);
+    m.set_reg_all(60, 1);
+    run(&mut m, text).unwrap();
+    assert_eq!(m.killed(), vec![1, 3]);
+    let r = m.memory.region(RegionKind::Ssbo(0)).unwrap();
+    let words: Vec<u32> = r.data.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    assert_eq!(words[..4], [10, 0, 12, 0], "plain stores of lanes 1 and 3 are dropped");
+    assert_eq!(words[4..8], [10, 11, 12, 13], ".force stores happen in every lane");
+    assert_eq!(words[8], 10 + 12, "only lanes 0 and 2 add");
+    // Lanes run in order: lane 1 sees lane 0's addition, lane 3 the final value.
+    assert_eq!(m.reg(3), [0, 10, 10, 22]);
 }
 
 fn fragment() -> Machine {

@@ -234,6 +234,45 @@ NOP.end",
     assert!(e.message.contains("no vertex with ID 99"), "{e}");
 }
 
+/// A discarded (helper) lane skips a texture instruction with `skip`: its result registers get
+/// the marker 0xDEAD5C1D; without `skip` it samples like any lane.
+#[test]
+fn discarded_lane_skips_texture_with_skip() {
+    let mut m = Machine::new(Stage::Fragment);
+    let tex = Texture {
+        dim: Dim::D2,
+        array: false,
+        width: 4,
+        height: 4,
+        depth: 1,
+        layers: 1,
+        levels: 1,
+        kind: TexelKind::Float,
+        seed: 5,
+        samples: 1,
+    };
+    m.env.textures.insert(2, tex.clone());
+    m.set_reg_all(0, 0.3f32.to_bits());
+    m.set_reg_all(1, 0.6f32.to_bits());
+    m.set_reg_all(4, 0x2002_1802);
+    m.set_reg_all(5, 0);
+    m.set_reg_lanes(7, [1.0f32, -1.0, 1.0, 1.0].map(f32::to_bits));
+    m.set_reg_all(60, 1);
+    run(
+        &mut m,
+        "DISCARD.f32.lt r7, 0x0
+TEX_SINGLE.slot0.skip.f.32.r.2d.zero.wait0 @r8, @r0:r1, r4
+TEX_SINGLE.slot0.f.32.r.2d.zero.wait0 @r9, @r0:r1, r4
+NOP.wait0126
+ATEST.wait0 @r60, r60, 0x3F800000, atest_datum.w0
+NOP.end",
+    )
+    .unwrap();
+    let texel = tex.sample(SampleCoords { s: 0.3, t: 0.6, ..SampleCoords::default() }, 0)[0];
+    assert_eq!(m.reg(8), [texel, 0xDEAD_5C1D, texel, texel]);
+    assert_eq!(m.reg(9), [texel; 4]);
+}
+
 #[test]
 fn texture_packing_and_shadow() {
     let mut m = Machine::new(Stage::Compute);

@@ -154,6 +154,9 @@ BLEND.slot0.v4.auto.end @r0:r1:r2:r3, blend_descriptor_0.w0, r60, target:0x0
     inputs.registers.insert(reg("IN[2]"), lanes_f([[1.0; 4], [1.0; 4], [-1.0; 4], [1.0; 4]]));
     let out = emu::run(&bytes, &m, &inputs).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.killed, vec![1]);
+    // Lane 1 ran on through ATEST, ZS_EMIT and BLEND as a helper: its outputs are dropped.
+    assert_eq!(out.outputs[&reg("OUT[0]")][1], [0; 4]);
+    assert_eq!(out.outputs[&reg("OUT[1]")][1], [0; 4]);
     for l in [0usize, 2, 3] {
         let colour = out.outputs[&reg("OUT[0]")][l];
         assert_eq!(colour[1], f(pos[l][0].floor()), "pixel x from r59");
@@ -577,4 +580,36 @@ fn cli_runs_a_blob() {
     assert_eq!(run(&["emu"]).status.code(), Some(2));
     assert_eq!(run(&["emu", "-"]).status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Compiled KILL and DEMOTE followed by derivatives and a ballot agree with the interpreter:
+/// the emulator keeps the discarded lane as a helper until the compiler's `.discard` point,
+/// the interpreter leaves what a killed lane feeds open and makes helper lanes optional voters.
+#[test]
+fn discard_then_derivative_and_ballot_verify() {
+    for discard in ["KILL", "DEMOTE", "KILL_IF TEMP[1].wwww"] {
+        let text = format!(
+            "FRAG
+DCL IN[0], GENERIC[0], PERSPECTIVE
+DCL OUT[0], COLOR
+DCL TEMP[0..1]
+IMM[0] FLT32 {{0.0, 1.0, 3.0, 0.5}}
+  0: SLT TEMP[1].x, IN[0].xxxx, IMM[0].xxxx
+  1: MOV TEMP[1].w, -TEMP[1].xxxx
+  2: IF TEMP[1].xxxx
+  3:   {discard}
+  4: ENDIF
+  5: DDX TEMP[1].y, IN[0].zzzz
+  6: DDY_FINE TEMP[1].z, IN[0].yyyy
+  7: BALLOT TEMP[0], IN[0].yyyy
+  8: U2F TEMP[1].x, TEMP[0].xxxx
+  9: MOV OUT[0], TEMP[1]
+ 10: END
+"
+        );
+        let options = tgsi2va::verify::Options { seeds: 16, ..Default::default() };
+        let report = tgsi2va::verify::verify(&text, &options).unwrap_or_else(|e| panic!("{discard}: {e}"));
+        assert!(report.passed(), "{discard}: {:?}", report.mismatches.first());
+        assert!(report.compared > 16, "{discard}: compared {}", report.compared);
+    }
 }

@@ -215,6 +215,119 @@ fn derivatives_coarse_fine_and_inactive_lanes() {
     assert_eq!(out(&r, 0, 1).map(f32::from_bits)[..2], [0.0, 0.0], "inactive lanes are not written");
 }
 
+/// After a DEMOTE the helper's value feeds derivatives exactly; after a KILL every derivative
+/// that reads the killed lane is unconstrained (GL: undefined after a non-uniform discard) and
+/// the others stay exact.
+#[test]
+fn derivatives_after_demote_are_exact_and_after_kill_unconstrained() {
+    let inputs = r#"{"IN[0]": [[1, 0, 0, 0], [-2, 0, 0, 0], [4, 0, 0, 0], [8, 0, 0, 0]]}"#;
+    let acc = |r: &Run, lane: usize, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), lane, c);
+    let body = |discard: &str| {
+        format!(
+            "MOV OUT[0], IMM[0].xxxx
+            SLT TEMP[0].x, IN[0].xxxx, IMM[0].xxxx
+            IF TEMP[0].xxxx
+              {discard}
+            ENDIF
+            DDX OUT[0].x, IN[0].xxxx
+            DDY OUT[0].y, IN[0].xxxx
+            DDX_FINE OUT[0].z, IN[0].xxxx
+            DDY_FINE OUT[0].w, IN[0].xxxx"
+        )
+    };
+    let r = run("FRAG", FS, &body("DEMOTE"), inputs);
+    assert_eq!(r.outputs.killed, vec![1]);
+    for l in 0..4 {
+        for c in 0..4 {
+            assert_eq!(acc(&r, l, c), Accuracy::Exact, "lane {l} .{c}");
+        }
+    }
+    // Lane 1 (demoted) contributes its -2: coarse x = v1 − v0, fine x of row 0, fine y of column 1.
+    assert_eq!(out(&r, 0, 0).map(f32::from_bits), [-3.0, 3.0, -3.0, 3.0]);
+    assert_eq!(out(&r, 0, 3).map(f32::from_bits), [-3.0, 3.0, 4.0, 10.0]);
+    let r = run("FRAG", FS, &body("KILL"), inputs);
+    assert_eq!(r.outputs.killed, vec![1]);
+    for l in [0, 2, 3] {
+        // Coarse DDX reads lanes 0 and 1; DDY lanes 0 and 2.
+        assert_eq!(acc(&r, l, 0), Accuracy::Unconstrained, "lane {l} DDX");
+        assert_eq!(acc(&r, l, 1), Accuracy::Exact, "lane {l} DDY");
+        assert_eq!(f32::from_bits(out(&r, 0, l)[1]), 3.0);
+    }
+    // Fine derivatives: only lane 0's row and lane 3's column read lane 1.
+    assert_eq!(acc(&r, 0, 2), Accuracy::Unconstrained);
+    assert_eq!([acc(&r, 2, 2), acc(&r, 3, 2)], [Accuracy::Exact; 2]);
+    assert_eq!(f32::from_bits(out(&r, 0, 2)[2]), 4.0, "row 1: v3 − v2");
+    assert_eq!(acc(&r, 3, 3), Accuracy::Unconstrained);
+    assert_eq!([acc(&r, 0, 3), acc(&r, 2, 3)], [Accuracy::Exact; 2]);
+    assert_eq!(f32::from_bits(out(&r, 0, 0)[3]), 3.0, "column 0: v2 − v0");
+}
+
+/// Subgroup operations after DEMOTE or KILL: a helper lane may or may not take part (the
+/// hardware keeps a discarded lane until the compiler's `.discard` point), so a result is exact
+/// only when every choice gives it; a killed lane's source is not even known.
+#[test]
+fn subgroup_results_with_optional_helper_lanes() {
+    let acc = |r: &Run, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), 2, c);
+    let body = |discard: &str| {
+        format!(
+            "SLT TEMP[0].x, IN[0].xxxx, IMM[0].xxxx
+            IF TEMP[0].xxxx
+              {discard}
+            ENDIF
+            BALLOT TEMP[1], IN[0].yyyy
+            VOTE_ANY TEMP[2].x, IN[0].zzzz
+            VOTE_ALL TEMP[2].y, IN[0].wwww
+            READ_FIRST TEMP[2].z, IN[0].yyyy
+            MOV OUT[0].x, TEMP[1].xxxx
+            MOV OUT[0].yzw, TEMP[2].xxyz"
+        )
+    };
+    let inputs = |x: [i32; 4]| {
+        format!(r#"{{"IN[0]": [[{}, 1, 0, 1], [{}, 0, 5, 0], [{}, 1, 0, 1], [{}, 1, 0, 1]]}}"#, x[0], x[1], x[2], x[3])
+    };
+    use Accuracy::{Exact, Unconstrained};
+    // Lane 1 demoted: it may vote. Its y is 0, so the ballot is 0b1101 either way; its z and w
+    // flip ANY and ALL; READ_FIRST is lane 0's either way.
+    let r = run("FRAG", FS, &body("DEMOTE"), &inputs([1, -2, 4, 8]));
+    assert_eq!(out(&r, 0, 2), [0b1101, 0, !0, f(1.0)]);
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Exact, Unconstrained, Unconstrained, Exact]);
+    // Lane 1 killed: its sources are unknown, so only READ_FIRST (lane 0 comes first) is exact.
+    let r = run("FRAG", FS, &body("KILL"), &inputs([1, -2, 4, 8]));
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Unconstrained, Unconstrained, Unconstrained, Exact]);
+    // Lane 0 killed: ANY is already true and ALL already false without it; READ_FIRST may read it.
+    let r = run("FRAG", FS, &body("KILL"), &inputs([-1, 2, 4, 8]));
+    assert_eq!(out(&r, 0, 2)[1..3], [!0, 0]);
+    assert_eq!((0..4).map(|c| acc(&r, c)).collect::<Vec<_>>(), [Unconstrained, Exact, Exact, Unconstrained]);
+    // Lane 0 demoted: READ_FIRST may read its y = 1 instead of lane 1's 0.
+    let r = run("FRAG", FS, &body("DEMOTE"), &inputs([-1, 2, 4, 8]));
+    assert_eq!(out(&r, 0, 2)[3], 0);
+    assert_eq!(acc(&r, 3), Unconstrained);
+}
+
+/// A lane whose branch could go either way (uncertain) may have run another path in the other
+/// executor: derivatives reading it are unconstrained, the others stay exact.
+#[test]
+fn derivatives_reading_an_uncertain_lane_are_unconstrained() {
+    let third = (1.0f32 / 3.0).to_bits();
+    let decls = format!("{FS}\nIMM[1] UINT32 {{{third}, 0, 0, 0}}");
+    let body = "MOV TEMP[1], IMM[0].xxxx
+        RCP TEMP[0].x, IN[0].xxxx
+        FSGE TEMP[0].y, TEMP[0].xxxx, IMM[1].xxxx
+        UIF TEMP[0].yyyy
+          MOV TEMP[1].x, IMM[0].yyyy
+        ENDIF
+        DDX OUT[0].x, IN[0].yyyy
+        DDY OUT[0].y, IN[0].yyyy";
+    let inputs = r#"{"IN[0]": [[1, 1, 0, 0], [3, 2, 0, 0], [1, 4, 0, 0], [1, 8, 0, 0]]}"#;
+    let r = run("FRAG", &decls, body, inputs);
+    assert_eq!(r.uncertain_lanes, vec![1], "RCP(3) against its nominal value could go either way");
+    let acc = |lane: usize, c: usize| r.output_accuracy(RegKey::new(File::Output, 0), lane, c);
+    // DDX reads lanes 0 and 1, DDY lanes 0 and 2.
+    assert_eq!([acc(0, 0), acc(2, 0), acc(3, 0)], [Accuracy::Unconstrained; 3]);
+    assert_eq!([acc(0, 1), acc(2, 1), acc(3, 1)], [Accuracy::Exact; 3]);
+    assert_eq!(f32::from_bits(out(&r, 0, 3)[1]), 3.0);
+}
+
 #[test]
 fn texture_lookups_match_the_model() {
     let decls = "DCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL SAMP[0]\nDCL SVIEW[0], 2D, FLOAT";

@@ -4,7 +4,7 @@
 
 use super::error::{EmuError, ErrorKind, err};
 use super::fp;
-use super::machine::{AttributeData, Machine, Options, Program, Stage, Status, VaryingData};
+use super::machine::{AttributeData, Machine, Options, Program, Stage, VaryingData};
 use super::memory::{
     RegionKind, SSBO_BASE, SSBO_STRIDE, Stream, TLS_BASE, TLS_STRIDE, UBO_BASE, UBO_SIZE, UBO_STRIDE, WLS_BASE,
     WLS_STRIDE, bytes_to_words, idvs_record, words_to_bytes,
@@ -482,7 +482,7 @@ fn fragment_outputs(meta: &Metadata, m: &Machine, outputs: &mut Outputs) -> Resu
         let reg = parse_reg(&o.register)?;
         let entry = outputs.outputs.entry(reg).or_insert([[0; 4]; LANES]);
         for lane in 0..LANES {
-            if m.status[lane] == Status::Killed {
+            if m.discarded[lane] {
                 continue;
             }
             match o.kind.as_str() {

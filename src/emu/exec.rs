@@ -26,7 +26,7 @@ impl Machine {
                     let c = Ctx { m: self, p, pc, lane };
                     let (a, b) = (c.flt(0).map_err(|e| e.lane(lane))?, c.flt(1).map_err(|e| e.lane(lane))?);
                     let cond = instr.modifier("condition").unwrap_or(0);
-                    fx.kill[lane] = fp::float_condition(F32, cond, a, b);
+                    fx.discard[lane] = fp::float_condition(F32, cond, a, b);
                 }
             }
             CLPER_I32 | CLPER_S32 | CLPER_V2U16 | CLPER_V2S16 | CLPER_V4U8 | CLPER_V4S8 | CLPER_U64 | CLPER_S64 => {

@@ -213,6 +213,10 @@ impl Machine {
                 regs[i]
             };
         }
+        if self.discarded[lane] {
+            // Stores of discarded (helper) threads do not happen.
+            return Ok(());
+        }
         let bytes = format.pack(values);
         let place = self.memory.write(addr, &bytes, 0)?;
         self.track_memory(p, pc, lane, slot, place, addr, bytes.len(), true)

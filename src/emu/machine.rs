@@ -123,7 +123,8 @@ pub enum Status {
     Running,
     /// Reached `.end` (or `BLEND….end`).
     Ended,
-    /// Killed by `DISCARD`.
+    /// Discarded by `DISCARD` and then terminated: by an instruction with the `.discard` flow,
+    /// or because every running lane of the quad was discarded.
     Killed,
     /// Not part of the run (see [`Machine::live`]).
     Absent,
@@ -240,6 +241,9 @@ pub struct Machine {
     /// Which lanes take part in the run (all by default).
     pub live: [bool; LANES],
     pub status: [Status; LANES],
+    /// Lanes a `DISCARD` hit. They keep running as helpers (no stores, atomics or outputs, still
+    /// read by `CLPER`) until they are terminated ([`Status::Killed`]) or end.
+    pub discarded: [bool; LANES],
     pub pc: [usize; LANES],
     /// Instructions issued by the last run.
     pub steps: u64,
@@ -260,7 +264,8 @@ pub struct Machine {
 pub(crate) struct Effects {
     /// Branch target (instruction index), per lane.
     pub next: [Option<usize>; LANES],
-    pub kill: [bool; LANES],
+    /// `DISCARD` hit the lane.
+    pub discard: [bool; LANES],
 }
 
 impl Machine {
@@ -276,6 +281,7 @@ impl Machine {
             capture: Capture::default(),
             live: [true; LANES],
             status: [Status::Running; LANES],
+            discarded: [false; LANES],
             pc: [0; LANES],
             steps: 0,
             pending: [[None; REGS]; LANES],
@@ -312,16 +318,17 @@ impl Machine {
         std::array::from_fn(|l| self.regs[l][reg])
     }
 
-    /// Lanes killed by `DISCARD`.
+    /// Lanes a `DISCARD` hit (whether they then ran on as helpers or were terminated).
     pub fn killed(&self) -> Vec<u32> {
-        (0..LANES).filter(|&l| self.status[l] == Status::Killed).map(|l| l as u32).collect()
+        (0..LANES).filter(|&l| self.discarded[l]).map(|l| l as u32).collect()
     }
 
     /// Runs `program` from instruction 0 in every live lane until every lane has ended or been
-    /// killed. Registers and memory keep their state between runs; captures start afresh.
+    /// terminated. Registers and memory keep their state between runs; captures start afresh.
     pub fn run(&mut self, program: &Program) -> Result<(), EmuError> {
         for lane in 0..LANES {
             self.status[lane] = if self.live[lane] { Status::Running } else { Status::Absent };
+            self.discarded[lane] = false;
             self.pc[lane] = 0;
             self.pending[lane] = [None; REGS];
             self.vary_out[lane] = 0;
@@ -378,7 +385,7 @@ impl Machine {
         let is_branch = matches!(inst.instr.opcode, Opcode::BRANCHZ | Opcode::BRANCHZI | Opcode::BLEND);
         // Divergence of a branch among the lanes that continue.
         let mut targets = Vec::new();
-        for lane in (0..LANES).filter(|&l| active[l] && !effects.kill[l]) {
+        for lane in (0..LANES).filter(|&l| active[l]) {
             targets.push(effects.next[lane].unwrap_or(pc + 1));
         }
         targets.dedup();
@@ -386,7 +393,8 @@ impl Machine {
             return err(ErrorKind::Flow, "divergent branch without .reconverge");
         }
         for lane in (0..LANES).filter(|&l| active[l]) {
-            if effects.kill[lane] {
+            self.discarded[lane] |= effects.discard[lane];
+            if flow == FLOW_DISCARD && self.discarded[lane] {
                 self.status[lane] = Status::Killed;
                 continue;
             }
@@ -425,12 +433,20 @@ impl Machine {
                 );
             }
         }
+        // Discarded lanes are only kept for their neighbours: once every running lane of the
+        // quad is discarded, the hardware terminates them all.
+        let running = || (0..LANES).filter(|&l| self.status[l] == Status::Running);
+        if running().all(|l| self.discarded[l]) {
+            for lane in running().collect::<Vec<_>>() {
+                self.status[lane] = Status::Killed;
+            }
+        }
         Ok(())
     }
 
-    /// End-of-thread checks.
+    /// End-of-thread checks (a discarded lane may end without having run `ATEST`).
     fn finish_lane(&mut self, lane: usize) -> Result<(), EmuError> {
-        if self.stage == Stage::Fragment && !self.capture.atest[lane] {
+        if self.stage == Stage::Fragment && !self.discarded[lane] && !self.capture.atest[lane] {
             return Err(EmuError::new(ErrorKind::Flow, "fragment thread ends without ATEST").lane(lane));
         }
         Ok(())
@@ -668,6 +684,7 @@ impl Machine {
 pub(crate) const FLOW_WAIT0126: u8 = 8;
 pub(crate) const FLOW_WAIT: u8 = 9;
 pub(crate) const FLOW_RECONVERGE: u8 = 10;
+pub(crate) const FLOW_DISCARD: u8 = 13;
 pub(crate) const FLOW_END: u8 = 15;
 
 /// The slots a flow value waits on (bit mask over slots 0–7).

@@ -17,6 +17,9 @@ use crate::exec::LANES;
 use crate::valhall::tables::Opcode;
 use crate::valhall::{Instr, Staging};
 
+/// The `memory_access` value `.force`: the access happens even in a discarded thread.
+const HINT_FORCE: u8 = 3;
+
 fn fault<T>(message: impl Into<String>) -> Result<T, EmuError> {
     err(ErrorKind::Fault, message)
 }
@@ -218,6 +221,10 @@ impl Machine {
                 }
                 let idvs = Memory::is_idvs(addr);
                 let words = self.read_staging(p, lane, group, idvs)?;
+                if self.discarded[lane] && hint != HINT_FORCE {
+                    // Only `.force` accesses happen in discarded (helper) threads.
+                    return Ok(());
+                }
                 let bytes = super::memory::words_to_bytes(&words);
                 let place = self.memory.write(addr, &bytes[..size], hint)?;
                 self.track_memory(p, pc, lane, slot, place, addr, size, true)
@@ -410,8 +417,11 @@ impl Machine {
                 (new, result_group)
             }
         };
-        let place = self.memory.write(addr, &super::memory::words_to_bytes(&words(new))[..size], 0)?;
-        self.track_memory(p, pc, lane, slot, place, addr, size, true)?;
+        // A discarded lane's atomic does not update memory; it returns the current value.
+        if !self.discarded[lane] {
+            let place = self.memory.write(addr, &super::memory::words_to_bytes(&words(new))[..size], 0)?;
+            self.track_memory(p, pc, lane, slot, place, addr, size, true)?;
+        }
         if let Some(group) = result_group {
             self.write_staging_words(p, pc, lane, group, &words(old), slot)?;
         }

@@ -244,7 +244,11 @@ impl Machine {
                     }
                 }
             };
-            let regs = pack_result(&instr, texel)?;
+            let mut regs = pack_result(&instr, texel)?;
+            if self.discarded[lane] && instr.flag("skip").unwrap_or(false) {
+                // A helper skips the lookup: mark what a derivative must not depend on.
+                regs.fill(SKIPPED_RESULT);
+            }
             let group = instr.staging[0];
             self.write_staging(p, pc, lane, group, &regs.iter().map(|&w| (w, 0xF)).collect::<Vec<_>>(), slot)
                 .map_err(|e| e.lane(lane))?;
@@ -252,6 +256,11 @@ impl Machine {
         Ok(())
     }
 }
+
+/// What a texture instruction with `skip` leaves in a discarded lane's result registers: an
+/// arbitrary finite pattern (−6.2·10^18), so that a derivative wrongly depending on it shows
+/// up in `verify`.
+pub(crate) const SKIPPED_RESULT: u32 = 0xDEAD_5C1D;
 
 /// `s` of a cube coordinate packed with the face in bits 29–31: the low 29 bits of an f32 in
 /// [0, 1] whose bit 29 is set for every value ≥ 2^−63 (smaller values read as such; 0 as 0).

@@ -784,8 +784,18 @@ impl<'p, 'a> Machine<'p, 'a> {
     fn derivative(&mut self, op: Opcode) -> Result<(), InterpError> {
         let s = self.src(0)?;
         // Inactive lanes contribute zero, as the hardware's cross-lane permute returns zero
-        // for them.
-        let val = |l: usize| -> [Val; 4] { if self.exec & (1 << l) != 0 { s[l] } else { [Val::f(0.0); 4] } };
+        // for them. A killed lane's contribution is open: GL leaves derivatives after a
+        // non-uniform discard undefined (on Valhall the lane may still run as a helper). So is
+        // an uncertain lane's: it may have taken another path.
+        let val = |l: usize| -> [Val; 4] {
+            if (self.killed | self.tainted) & (1 << l) != 0 {
+                [Val::unknown(0); 4]
+            } else if self.exec & (1 << l) != 0 {
+                s[l]
+            } else {
+                [Val::f(0.0); 4]
+            }
+        };
         let mut r = [[Val::ZERO; 4]; LANES];
         for (l, out) in r.iter_mut().enumerate() {
             let (a, b) = match op {
@@ -816,44 +826,77 @@ impl<'p, 'a> Machine<'p, 'a> {
 
     /// The subgroup is the quad's active lanes (invocation = lane). VOTE_*, READ_FIRST and
     /// READ_INVOC are component-wise; BALLOT reads `src.x` and writes the lane mask to x and z.
+    ///
+    /// Helper lanes may or may not take part (on Valhall a discarded lane counts until the
+    /// hardware terminates it, which the compiler places): a demoted lane in `exec` (its source
+    /// known) and a killed lane (its source unknown, it may still run as a helper) are *optional*
+    /// members. A result is exact only if every choice of optional members gives it; the votes
+    /// are monotone in the member set, so the fewest and the most members decide.
     fn subgroup(&mut self, op: Opcode) -> Result<(), InterpError> {
         let s = self.src(0)?;
-        let active = self.exec;
-        let lanes: Vec<usize> = Self::lanes(active).collect();
+        // Killed and uncertain lanes may or may not take part, with unknown sources.
+        let unseen_lanes = self.killed | self.tainted;
+        let sure: Vec<usize> = Self::lanes(self.exec & !self.demoted & !unseen_lanes).collect();
+        let optional: Vec<usize> = Self::lanes(self.exec & self.demoted & !unseen_lanes).collect();
+        let unseen = unseen_lanes != 0;
+        let exact_in = |c: usize| sure.iter().chain(&optional).all(|&l| s[l][c].is_exact());
+        let val = |bits: u32, exact: bool| Val { bits, err: if exact { 0.0 } else { f32::INFINITY } };
         let mut r = [[Val::ZERO; 4]; LANES];
-        let exact_in = |c: usize| lanes.iter().all(|&l| s[l][c].is_exact());
-        let boolean =
-            |t: bool, exact: bool| Val { bits: if t { !0 } else { 0 }, err: if exact { 0.0 } else { f32::INFINITY } };
         match op {
             Opcode::Ballot => {
-                let mask = lanes.iter().filter(|&&l| s[l][0].bits != 0).fold(0u32, |m, &l| m | 1 << l);
-                let lo = Val { bits: mask, err: if exact_in(0) { 0.0 } else { f32::INFINITY } };
+                let mask =
+                    |lanes: &[usize]| lanes.iter().filter(|&&l| s[l][0].bits != 0).fold(0u32, |m, &l| m | 1 << l);
+                let fewest = mask(&sure);
+                let exact = exact_in(0) && !unseen && fewest | mask(&optional) == fewest;
+                let lo = val(fewest, exact);
                 r = [[lo, Val::ZERO, lo, Val::ZERO]; LANES];
             }
             Opcode::VoteAny | Opcode::VoteAll | Opcode::VoteEq => {
                 for c in 0..4 {
-                    let t = match op {
-                        Opcode::VoteAny => lanes.iter().any(|&l| s[l][c].bits != 0),
-                        Opcode::VoteAll => lanes.iter().all(|&l| s[l][c].bits != 0),
-                        _ => lanes.iter().all(|&l| s[l][c].bits == s[lanes[0]][c].bits),
+                    let vote = |lanes: &mut dyn Iterator<Item = usize>| -> bool {
+                        let mut lanes = lanes.peekable();
+                        let first = lanes.peek().map(|&l| s[l][c].bits);
+                        match op {
+                            Opcode::VoteAny => lanes.any(|l| s[l][c].bits != 0),
+                            Opcode::VoteAll => lanes.all(|l| s[l][c].bits != 0),
+                            _ => lanes.all(|l| Some(s[l][c].bits) == first),
+                        }
                     };
-                    let val = boolean(t, exact_in(c));
+                    let fewest = vote(&mut sure.iter().copied());
+                    let most = vote(&mut sure.iter().chain(&optional).copied());
+                    // ANY can only turn true with more members, ALL and EQ only false; unknown
+                    // killed members may do either.
+                    let settled = if op == Opcode::VoteAny { fewest } else { !fewest };
+                    let exact = exact_in(c) && (settled || (fewest == most && !unseen));
+                    let v = val(if fewest { !0 } else { 0 }, exact);
                     for lane in r.iter_mut() {
-                        lane[c] = val;
+                        lane[c] = v;
                     }
                 }
             }
             Opcode::ReadFirst => {
-                if let Some(&first) = lanes.first() {
-                    r = [s[first]; LANES];
+                if let Some(&first) = sure.first() {
+                    for c in 0..4 {
+                        // Optional members before the first sure lane must agree with it.
+                        let before = |l: usize| l < first;
+                        let agree = optional.iter().filter(|&&l| before(l)).all(|&l| s[l][c].bits == s[first][c].bits);
+                        let unseen_before = Self::lanes(unseen_lanes).any(before);
+                        let exact = s[first][c].is_exact() && agree && !unseen_before;
+                        for lane in r.iter_mut() {
+                            lane[c] = val(s[first][c].bits, exact);
+                        }
+                    }
+                } else {
+                    r = [[Val::unknown(0); 4]; LANES];
                 }
             }
             _ => {
                 let inv = self.src(1)?;
-                for &l in &lanes {
+                let active = self.exec;
+                for l in Self::lanes(active) {
                     let i = inv[l][0];
                     let from = i.bits as usize;
-                    r[l] = if i.is_exact() && from < LANES && active & (1 << from) != 0 {
+                    r[l] = if i.is_exact() && from < LANES && active & !self.tainted & (1 << from) != 0 {
                         s[from]
                     } else {
                         [Val::unknown(0); 4]

@@ -561,7 +561,9 @@ impl Machine<'_, '_> {
         let mut quad_known = true;
         if needs_quad && is_fs {
             for (l, q) in quad.iter_mut().enumerate() {
-                if self.exec & (1 << l) == 0 {
+                // An inactive lane (killed, or in another branch) and an uncertain one (it may
+                // have taken another path) leave the quad's LOD open.
+                if self.exec & !self.tainted & (1 << l) == 0 {
                     quad_known = false;
                     continue;
                 }

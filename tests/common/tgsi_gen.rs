@@ -61,10 +61,6 @@ pub const CONSTS2: u32 = 4;
 /// a comment naming their case file.
 pub const EXCLUDED: &[(&str, &str)] = &[];
 
-/// DEMOTE followed by a derivative: the interpreter and the emulator disagree (undiagnosed);
-/// until fixed, KILL takes DEMOTE's place (`tests/diff_cases/demote_then_derivative.tgsi`).
-pub const BUG_DEMOTE_DERIVATIVE: bool = true;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
     Vert,
@@ -935,7 +931,7 @@ impl Renderer<'_> {
                 }
                 match kind % 4 {
                     1 if self.in_if() => self.emit("KILL"),
-                    2 if self.in_if() && !BUG_DEMOTE_DERIVATIVE => self.emit("DEMOTE"),
+                    2 if self.in_if() => self.emit("DEMOTE"),
                     _ => {
                         let t = format!("KILL_IF {}", self.src(src));
                         self.emit(&t)
