@@ -53,7 +53,7 @@ fn errors_and_exit_codes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
-        "noise.tgsi:4:6: error[E0300]: `NOISE1` was never specified or implemented (GLSL noise)\n"
+        "noise.tgsi:4:6: error[E0400]: `NOISE1` was never specified or implemented (GLSL noise)\n"
     );
     let o = run(&["interp", "noise.tgsi", "--inputs", "missing.json"], &dir);
     assert_eq!(o.status.code(), Some(2));

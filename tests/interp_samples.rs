@@ -64,3 +64,19 @@ fn generated_inputs_are_deterministic_and_sensible() {
     assert_eq!(interp::inputs::generate(&program, 5), interp::inputs::generate(&program, 5));
     assert_ne!(interp::inputs::generate(&program, 5), interp::inputs::generate(&program, 6));
 }
+
+/// Generated inputs follow the semantics' fixed parts: a point-sprite coordinate is
+/// (s, t, 0, 1) in every lane (tgsi.rst), whatever the seed.
+#[test]
+fn generated_point_coordinates_are_s_t_0_1() {
+    let program =
+        tgsi2va::tgsi::parse("FRAG\nDCL IN[0], PCOORD, LINEAR\nDCL OUT[0], COLOR\n  0: MOV OUT[0], IN[0]\n  1: END\n")
+            .unwrap();
+    let key = tgsi2va::exec::io::RegKey::parse("IN[0]").unwrap();
+    for seed in 0..8 {
+        let inputs = interp::inputs::generate(&program, seed);
+        for lane in inputs.registers[&key] {
+            assert_eq!([lane[2], lane[3]], [0f32.to_bits(), 1f32.to_bits()], "seed {seed}");
+        }
+    }
+}

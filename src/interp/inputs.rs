@@ -178,6 +178,11 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
                         if ints.contains(&k) && !floats.contains(&k) { rng.small_int() } else { rng.float() }
                     }),
                 };
+                // A point-sprite coordinate is (s, t, 0, 1) (tgsi.rst, TGSI_SEMANTIC_PCOORD).
+                if d.file == File::Input && semantic == Some(crate::tgsi::ast::SemanticName::Pcoord) {
+                    v[2] = 0f32.to_bits();
+                    v[3] = 1f32.to_bits();
+                }
             }
             inputs.registers.insert(key, lanes);
         }

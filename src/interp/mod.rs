@@ -145,17 +145,17 @@ impl InterpError {
         match self {
             InterpError::Check(d) => d.0.clone(),
             InterpError::Unsupported { message, span } => vec![
-                Diagnostic::error("E0300", *span, message.clone())
+                Diagnostic::error("E0400", *span, message.clone())
                     .with_label("not supported by the interpreter")
                     .with_note("docs/interpreter.md lists the unsupported constructs"),
             ],
             InterpError::StepLimit { steps, span } => vec![
-                Diagnostic::error("E0301", *span, format!("no END after {steps} executed instructions"))
+                Diagnostic::error("E0401", *span, format!("no END after {steps} executed instructions"))
                     .with_label("the step limit was reached here")
                     .with_note("the program probably loops forever for these inputs"),
             ],
             InterpError::Runtime { message, span } => {
-                vec![Diagnostic::error("E0302", *span, message.clone()).with_label("at run time")]
+                vec![Diagnostic::error("E0402", *span, message.clone()).with_label("at run time")]
             }
         }
     }
