@@ -96,11 +96,17 @@ fn main() {
         return;
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    collect(&root.join("tgsi-samples"), &mut files);
-    collect(&root.join("tests/tgsi"), &mut files);
-    let texts: Vec<String> = files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let read = |dir: &str| {
+        let mut files = Vec::new();
+        collect(&root.join(dir), &mut files);
+        files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect::<Vec<String>>()
+    };
+    let samples = read("tgsi-samples");
+    let mut texts = samples.clone();
+    texts.extend(read("tests/tgsi"));
     println!("(MB/s per second of CPU time of the benchmark thread)");
+    let (mbps, bytes) = throughput(&samples, Duration::from_secs(3));
+    println!("parse: samples ({} files, {} bytes): {mbps:.0} MB/s", samples.len(), bytes);
     let (mbps, bytes) = throughput(&texts, Duration::from_secs(3));
     println!("parse: samples and fixtures ({} files, {} bytes): {mbps:.0} MB/s", texts.len(), bytes);
     if std::env::var_os("TGSI_BENCH_SAMPLES_ONLY").is_some() {
