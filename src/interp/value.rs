@@ -189,7 +189,14 @@ pub fn mul(a: Val, b: Val) -> Val {
     let (ea, eb) = (a.err as f64, b.err as f64);
     let r = a.float() * b.float();
     let e = if ea == 0.0 && eb == 0.0 { 0.0 } else { x.abs() * eb + y.abs() * ea + ea * eb };
-    result(r, e)
+    result(r, zero_sign_open(r, e, ea + eb))
+}
+
+/// A zero result computed from an approximate operand has an open sign (0 × ±tiny, ±0 + ±0):
+/// its bound must not be 0 (exact bits), so it becomes the smallest positive one, which
+/// [`result`] turns into one ulp of 0 (both zeros compare equal).
+fn zero_sign_open(r: f32, e: f64, operand_errors: f64) -> f64 {
+    if r == 0.0 && e == 0.0 && operand_errors > 0.0 { f64::MIN_POSITIVE } else { e }
 }
 
 /// Fused multiply-add `a·b + c` with a single rounding.
@@ -198,7 +205,7 @@ pub fn fma(a: Val, b: Val, c: Val) -> Val {
     let (ea, eb) = (a.err as f64, b.err as f64);
     let r = a.float().mul_add(b.float(), c.float());
     let e = if ea == 0.0 && eb == 0.0 { 0.0 } else { x.abs() * eb + y.abs() * ea + ea * eb };
-    result(r, e + c.err as f64)
+    result(r, zero_sign_open(r, e + c.err as f64, ea + eb + c.err as f64))
 }
 
 /// IEEE minNum with −0 < +0: NaN operands are ignored (NaN only if both are NaN).
@@ -334,6 +341,19 @@ pub fn f2u(x: f32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_products_of_approximate_operands_have_an_open_sign() {
+        // An approximate −0 (say a sine of −0 within its bound) times an exact +0.
+        let approx_zero = Val { bits: (-0f32).to_bits(), err: 1e-7 };
+        let product = mul(Val::f(0.0), approx_zero);
+        assert_eq!(product.bits, (-0f32).to_bits());
+        assert!(product.err > 0.0, "the sign of the zero is not exact");
+        let sum = fma(Val::f(0.0), approx_zero, Val::f(-0.0));
+        assert!(sum.err > 0.0);
+        // Exact operands keep exact zeros, sign included.
+        assert_eq!(mul(Val::f(0.0), Val::f(-0.0)).err, 0.0);
+    }
 
     #[test]
     fn ulps() {
