@@ -444,3 +444,24 @@ fn decode_errors_name_the_word() {
     let reserved = (nop_end & !(0xF << 59)) | (11 << 59);
     assert_eq!(Program::from_words(&[reserved]).unwrap_err().kind, ErrorKind::Decode);
 }
+
+/// The dependency slots belong to the warp: a wait in a branch that some lanes skip completes
+/// the messages of the skipping lanes too, so they may read the results after the join.
+#[test]
+fn a_wait_in_one_branch_completes_every_lanes_messages() {
+    // Lane 0 skips the block with the wait; after the join every lane reads r16.
+    let text = "LEA_BUFFER.slot1 @r16:r17, 0x0, r13
+BRANCHZ.eq.reconverge r20, offset:2
+NOP.wait1
+NOP.reconverge
+IADD.u32 r0, r16, 0x0
+NOP.end";
+    let mut m = compute();
+    m.set_reg_lanes(20, [0, 1, 1, 1]);
+    run(&mut m, text).unwrap();
+    assert_eq!(m.reg(0), [SSBO_BASE as u32; 4]);
+    // Without any wait on either path the read is still caught.
+    let mut m = compute();
+    m.set_reg_lanes(20, [0, 1, 1, 1]);
+    fails(&mut m, &text.replace("NOP.wait1", "NOP"), ErrorKind::Flow, 4, "missing wait on slot 1");
+}

@@ -399,7 +399,11 @@ impl Machine {
                 continue;
             }
             self.prev_flow[lane] = Some(flow);
-            self.apply_wait(lane, waits);
+            // The dependency slots belong to the warp: a wait completes the slot's messages of
+            // every lane, also of lanes this instruction does not run for (docs/emulator.md §4).
+            for other in 0..LANES {
+                self.apply_wait(other, waits);
+            }
             if flow == FLOW_END {
                 self.apply_wait(lane, 0x7F);
                 self.finish_lane(lane)?;
