@@ -13,22 +13,15 @@
 #[path = "lower/int/eval.rs"]
 mod eval;
 
+#[path = "lower/harness.rs"]
+mod harness;
+
+use harness::{expectations, lower};
 use pretty_assertions::assert_eq;
-use std::path::PathBuf;
 use tgsi2va::ir::text::print;
 use tgsi2va::lower::{Lowered, Options};
 
 // ---- Harness ----------------------------------------------------------------------------------
-
-fn lower(text: &str) -> Lowered {
-    let program = tgsi2va::tgsi::parse(text).unwrap_or_else(|d| panic!("parse: {:?}\n{text}", d.0));
-    let lowered = tgsi2va::lower::lower(&program, &Options::default())
-        .unwrap_or_else(|d| panic!("lower: {:?}\n{text}", d.0.iter().map(|d| &d.message).collect::<Vec<_>>()));
-    if let Err(errors) = tgsi2va::ir::verify::verify(&lowered.shader) {
-        panic!("invalid IR for\n{text}\n{}\n{}", errors.join("\n"), print(&lowered.shader));
-    }
-    lowered
-}
 
 /// The diagnostics (message and note) lowering `text` reports.
 fn rejection(text: &str) -> String {
@@ -144,87 +137,29 @@ fn pairs(n: usize, seed: u64) -> Vec<(u32, u32)> {
 
 // ---- Precise output ---------------------------------------------------------------------------
 
-struct Case {
-    name: String,
-    tgsi: String,
-    expected: String,
-}
-
-fn parse_cases(text: &str) -> (String, Vec<Case>) {
-    let mut header = String::new();
-    let mut cases: Vec<Case> = Vec::new();
-    let mut in_expected = false;
-    for line in text.lines() {
-        if let Some(name) = line.strip_prefix("=== ") {
-            cases.push(Case { name: name.to_string(), tgsi: String::new(), expected: String::new() });
-            in_expected = false;
-        } else if line == "---" && !cases.is_empty() {
-            in_expected = true;
-        } else if let Some(case) = cases.last_mut() {
-            if line.is_empty() {
-                continue;
-            }
-            let part = if in_expected { &mut case.expected } else { &mut case.tgsi };
-            part.push_str(line);
-            part.push('\n');
-        } else {
-            header.push_str(line);
-            header.push('\n');
-        }
-    }
-    (header, cases)
-}
-
-/// Checks (or with `BLESS=1` rewrites) the expectations of one data file.
-fn expectations(file: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lower/int").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (header, cases) = parse_cases(&text);
-    let bless = std::env::var_os("BLESS").is_some();
-    // The header's trailing blank lines are dropped: each case starts with one.
-    let mut out = format!("{}\n", header.trim_end());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let actual = print(&lower(&case.tgsi).shader);
-        if actual != case.expected {
-            failures.push((case.name.clone(), case.expected.clone(), actual.clone()));
-        }
-        out += &format!("\n=== {}\n{}---\n{}", case.name, case.tgsi, actual);
-    }
-    if bless {
-        std::fs::write(&path, out.trim_start_matches('\n')).unwrap();
-        return;
-    }
-    if let Some((name, expected, actual)) = failures.first() {
-        eprintln!("{} of {} cases differ in {file} (BLESS=1 rewrites them)", failures.len(), cases.len());
-        assert_eq!(expected, actual, "case `{name}` in {file}");
-    }
-    assert!(!cases.is_empty());
-}
-
 #[test]
 fn expected_ir_int() {
-    expectations("int.txt");
+    expectations("int", "int.txt");
 }
 
 #[test]
 fn expected_ir_division() {
-    expectations("division.txt");
+    expectations("int", "division.txt");
 }
 
 #[test]
 fn expected_ir_bits() {
-    expectations("bits.txt");
+    expectations("int", "bits.txt");
 }
 
 #[test]
 fn expected_ir_convert() {
-    expectations("convert.txt");
+    expectations("int", "convert.txt");
 }
 
 #[test]
 fn expected_ir_int64() {
-    expectations("int64.txt");
+    expectations("int", "int64.txt");
 }
 
 // ---- Instruction counts -----------------------------------------------------------------------

@@ -4,20 +4,13 @@
 //! reviewed by hand), the metadata they produce, and the precise rejections that remain.
 //! Values are checked by both executors in `tests/exec_misc.rs` and `tests/conventions.rs`.
 
-use pretty_assertions::assert_eq;
-use std::path::PathBuf;
-use tgsi2va::ir::text::print;
-use tgsi2va::lower::{Lowered, Options};
+#[path = "lower/harness.rs"]
+mod harness;
 
-fn lower(text: &str) -> Lowered {
-    let program = tgsi2va::tgsi::parse(text).unwrap_or_else(|d| panic!("parse: {:?}\n{text}", d.0));
-    let lowered = tgsi2va::lower::lower(&program, &Options::default())
-        .unwrap_or_else(|d| panic!("lower: {:?}\n{text}", d.0.iter().map(|d| &d.message).collect::<Vec<_>>()));
-    if let Err(errors) = tgsi2va::ir::verify::verify(&lowered.shader) {
-        panic!("invalid IR for\n{text}\n{}\n{}", errors.join("\n"), print(&lowered.shader));
-    }
-    lowered
-}
+use harness::{expectations, lower};
+use pretty_assertions::assert_eq;
+use tgsi2va::ir::text::print;
+use tgsi2va::lower::Options;
 
 /// The first diagnostic of lowering `text`: message and notes.
 fn rejection(text: &str) -> String {
@@ -28,82 +21,24 @@ fn rejection(text: &str) -> String {
     }
 }
 
-struct Case {
-    name: String,
-    tgsi: String,
-    expected: String,
-}
-
-fn parse_cases(text: &str) -> (String, Vec<Case>) {
-    let mut header = String::new();
-    let mut cases: Vec<Case> = Vec::new();
-    let mut in_expected = false;
-    for line in text.lines() {
-        if let Some(name) = line.strip_prefix("=== ") {
-            cases.push(Case { name: name.to_string(), tgsi: String::new(), expected: String::new() });
-            in_expected = false;
-        } else if line == "---" && !cases.is_empty() {
-            in_expected = true;
-        } else if let Some(case) = cases.last_mut() {
-            if line.is_empty() {
-                continue;
-            }
-            let part = if in_expected { &mut case.expected } else { &mut case.tgsi };
-            part.push_str(line);
-            part.push('\n');
-        } else {
-            header.push_str(line);
-            header.push('\n');
-        }
-    }
-    (header, cases)
-}
-
-/// Checks (or with `BLESS=1` rewrites) the expectations of one data file.
-fn expectations(file: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lower/misc").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (header, cases) = parse_cases(&text);
-    let bless = std::env::var_os("BLESS").is_some();
-    // One blank line between the header comment and the cases, however often it is blessed.
-    let mut out = format!("{}\n", header.trim_end());
-    let mut failures = Vec::new();
-    for case in &cases {
-        let actual = print(&lower(&case.tgsi).shader);
-        if actual != case.expected {
-            failures.push((case.name.clone(), case.expected.clone(), actual.clone()));
-        }
-        out += &format!("\n=== {}\n{}---\n{}", case.name, case.tgsi, actual);
-    }
-    if bless {
-        std::fs::write(&path, out).unwrap();
-        return;
-    }
-    if let Some((name, expected, actual)) = failures.first() {
-        eprintln!("{} of {} cases differ in {file} (BLESS=1 rewrites them)", failures.len(), cases.len());
-        assert_eq!(expected, actual, "case `{name}` in {file}");
-    }
-    assert!(!cases.is_empty());
-}
-
 #[test]
 fn expected_ir_subgroup() {
-    expectations("subgroup.txt");
+    expectations("misc", "subgroup.txt");
 }
 
 #[test]
 fn expected_ir_fragment() {
-    expectations("fragment.txt");
+    expectations("misc", "fragment.txt");
 }
 
 #[test]
 fn expected_ir_legacy() {
-    expectations("legacy.txt");
+    expectations("misc", "legacy.txt");
 }
 
 #[test]
 fn expected_ir_div64() {
-    expectations("div64.txt");
+    expectations("misc", "div64.txt");
 }
 
 /// Machine instructions of a lowered compute shader (no epilogue).
