@@ -215,26 +215,7 @@ impl Machine<'_, '_> {
     /// The operand that selects the texture: SVIEW (or RES) for SAMPLE-style opcodes, SAMP for
     /// the others (the sampler of SAMPLE-style opcodes is ignored, see docs/interpreter.md).
     fn unit_files(op: Opcode) -> &'static [File] {
-        use Opcode as O;
-        if matches!(
-            op,
-            O::Sample
-                | O::SampleI
-                | O::SampleIMs
-                | O::SampleB
-                | O::SampleC
-                | O::SampleCLz
-                | O::SampleD
-                | O::SampleL
-                | O::Gather4
-                | O::Sviewinfo
-                | O::Lod
-                | O::SampleInfo
-        ) {
-            &[File::SamplerView, File::LegacyResource]
-        } else {
-            &[File::Sampler]
-        }
+        if sample_style(op) { &[File::SamplerView, File::LegacyResource] } else { &[File::Sampler] }
     }
 
     /// A texture opcode. An indirectly indexed unit (`SAMP[ADDR[0].x + 1]`, `SVIEW[ADDR[0].x]`)
@@ -300,21 +281,7 @@ impl Machine<'_, '_> {
         use Opcode as O;
         let inst = self.inst();
         let span = self.op_span();
-        let sample_style = matches!(
-            op,
-            O::Sample
-                | O::SampleI
-                | O::SampleIMs
-                | O::SampleB
-                | O::SampleC
-                | O::SampleCLz
-                | O::SampleD
-                | O::SampleL
-                | O::Gather4
-                | O::Sviewinfo
-                | O::Lod
-                | O::SampleInfo
-        );
+        let sample_style = sample_style(op);
         let (unit_src, unit, target, kind) = if sample_style {
             let (i, unit) = self
                 .operand_index(&[File::SamplerView, File::LegacyResource], unit_override)
@@ -651,4 +618,25 @@ impl Machine<'_, '_> {
         }
         self.write_all(&r, rkind)
     }
+}
+
+/// SAMPLE-style opcodes name their texture with an SVIEW (or legacy RES) operand; the others
+/// with SAMP.
+fn sample_style(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::Sample
+            | O::SampleI
+            | O::SampleIMs
+            | O::SampleB
+            | O::SampleC
+            | O::SampleCLz
+            | O::SampleD
+            | O::SampleL
+            | O::Gather4
+            | O::Sviewinfo
+            | O::Lod
+            | O::SampleInfo
+    )
 }
