@@ -19,7 +19,6 @@ use crate::exec::LANES;
 use crate::exec::io::{Inputs, Outputs, RegKey};
 use crate::interp::{self, Accuracy};
 use crate::lower::Gpu;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// The coverage mask the emulator preloads (one sample).
@@ -121,6 +120,32 @@ pub fn verify(text: &str, options: &Options) -> Result<Report, Error> {
     Ok(report)
 }
 
+/// Compares memory word by word (`name` is `BUFFER[i]` or `IMAGE[i]`); a word the emulator
+/// lacks reads as 0, a word without an accuracy is exact.
+fn compare_words(
+    report: &mut Report,
+    seed: u64,
+    name: &str,
+    ours: &[u32],
+    theirs: &[u32],
+    accuracy: Option<&Vec<Accuracy>>,
+) {
+    for (w, &mine) in ours.iter().enumerate() {
+        report.compared += 1;
+        let other = theirs.get(w).copied().unwrap_or(0);
+        let acc = accuracy.and_then(|a| a.get(w).copied()).unwrap_or(Accuracy::Exact);
+        if !acc.accepts(mine, other) {
+            report.mismatches.push(Mismatch {
+                seed,
+                what: format!("{name} word {w}"),
+                interp: mine,
+                emu: other,
+                accuracy: acc,
+            });
+        }
+    }
+}
+
 fn compare(
     seed: u64,
     meta: &crate::emit::meta::Metadata,
@@ -215,25 +240,9 @@ fn compare(
             }
         }
     }
-    let empty: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    let _ = &empty;
     for (index, words) in &run.outputs.buffers {
         let Some(theirs) = emu.buffers.get(index) else { continue };
-        let accuracy = run.buffer_accuracy.get(index);
-        for (w, &ours) in words.iter().enumerate() {
-            report.compared += 1;
-            let other = theirs.get(w).copied().unwrap_or(0);
-            let acc = accuracy.and_then(|a| a.get(w).copied()).unwrap_or(Accuracy::Exact);
-            if !acc.accepts(ours, other) {
-                report.mismatches.push(Mismatch {
-                    seed,
-                    what: format!("BUFFER[{index}] word {w}"),
-                    interp: ours,
-                    emu: other,
-                    accuracy: acc,
-                });
-            }
-        }
+        compare_words(report, seed, &format!("BUFFER[{index}]"), words, theirs, run.buffer_accuracy.get(index));
     }
     // Final image contents, word by word (every image the interpreter holds must be bound).
     for (index, words) in &run.outputs.images {
@@ -247,21 +256,7 @@ fn compare(
             });
             continue;
         };
-        let accuracy = run.image_accuracy.get(index);
-        for (w, &ours) in words.iter().enumerate() {
-            report.compared += 1;
-            let other = theirs.get(w).copied().unwrap_or(0);
-            let acc = accuracy.and_then(|a| a.get(w).copied()).unwrap_or(Accuracy::Exact);
-            if !acc.accepts(ours, other) {
-                report.mismatches.push(Mismatch {
-                    seed,
-                    what: format!("IMAGE[{index}] word {w}"),
-                    interp: ours,
-                    emu: other,
-                    accuracy: acc,
-                });
-            }
-        }
+        compare_words(report, seed, &format!("IMAGE[{index}]"), words, theirs, run.image_accuracy.get(index));
     }
 }
 
