@@ -641,15 +641,7 @@ pub fn data_words(bytes: &[u8]) -> Vec<u32> {
 
 /// A 32-bit avalanche hash (fixed: golden outputs depend on it).
 fn hash(words: &[u32]) -> u32 {
-    let mut h: u32 = 0x2545_F491;
-    for &w in words {
-        h ^= w;
-        h = h.wrapping_mul(0x85EB_CA6B);
-        h ^= h >> 13;
-        h = h.wrapping_mul(0xC2B2_AE35);
-        h ^= h >> 16;
-    }
-    h
+    super::hash_words(0x2545_F491, words)
 }
 
 #[cfg(test)]

@@ -16,3 +16,17 @@ pub type Vec4 = [u32; 4];
 
 /// A register's value in every lane of the quad.
 pub type Lanes = [Vec4; LANES];
+
+/// A 32-bit avalanche hash of `words` from `seed`, the procedural models' source of texel and
+/// image contents (fixed forever: golden outputs and recorded mismatches depend on it).
+fn hash_words(seed: u32, words: &[u32]) -> u32 {
+    let mut h = seed;
+    for &w in words {
+        h ^= w;
+        h = h.wrapping_mul(0x85EB_CA6B);
+        h ^= h >> 13;
+        h = h.wrapping_mul(0xC2B2_AE35);
+        h ^= h >> 16;
+    }
+    h
+}

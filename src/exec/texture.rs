@@ -375,15 +375,7 @@ pub fn cube_project(x: f32, y: f32, z: f32) -> (u32, f32, f32) {
 
 /// A 32-bit avalanche hash of a few words (fixed forever: golden outputs depend on it).
 fn hash(words: &[u32]) -> u32 {
-    let mut h: u32 = 0x9E37_79B9;
-    for &w in words {
-        h ^= w;
-        h = h.wrapping_mul(0x85EB_CA6B);
-        h ^= h >> 13;
-        h = h.wrapping_mul(0xC2B2_AE35);
-        h ^= h >> 16;
-    }
-    h
+    super::hash_words(0x9E37_79B9, words)
 }
 
 #[cfg(test)]
