@@ -11,24 +11,14 @@
 //! `TGSI_BENCH_PROFILE=ROUNDS` only compiles the samples (or, with `TGSI_BENCH_SIZES`, the
 //! generated shaders) that many times, for a profiler or `perf stat`.
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{collect_tgsi, thread_cpu};
 use rayon::prelude::*;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tgsi2va::compile::{self, Options, StageTimes};
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tgsi") {
-            out.push(p);
-        }
-    }
-}
 
 /// One 40-statement group of a fragment shader: vector ALU, texture samples, an if/else with
 /// an indirect constant read, a loop with a break, transcendental and saturated operations.
@@ -111,13 +101,6 @@ fn statements(text: &str) -> usize {
     text.lines().filter(|l| l.split_once(':').is_some_and(|(n, _)| n.trim().parse::<u32>().is_ok())).count()
 }
 
-/// CPU time used by this thread so far, in seconds (`None` off Linux).
-fn thread_cpu() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let ns: f64 = stat.split_whitespace().next()?.parse().ok()?;
-    Some(ns / 1e9)
-}
-
 /// Measures `f` run in a loop for about `budget` (at least `min_runs` times): seconds per run,
 /// CPU time of this thread where available.
 fn per_run(budget: Duration, min_runs: usize, mut f: impl FnMut()) -> f64 {
@@ -195,7 +178,7 @@ fn main() {
             sizes.iter().map(|&n| synthetic(n)).collect()
         } else {
             let mut files = Vec::new();
-            collect(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut files);
+            collect_tgsi(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut files);
             files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
         };
         for _ in 0..rounds {
@@ -209,7 +192,7 @@ fn main() {
     // Samples: every one that compiles.
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    collect(&root.join("tgsi-samples"), &mut files);
+    collect_tgsi(&root.join("tgsi-samples"), &mut files);
     let texts: Vec<String> = files
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())

@@ -1,23 +1,13 @@
 //! Parse throughput in MB/s: over every fixture and sample, and over a large synthetic shader
 //! written the way Mesa prints (run with `cargo bench --bench parse`).
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{collect_tgsi, thread_cpu};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tgsi2va::tgsi;
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tgsi") {
-            out.push(p);
-        }
-    }
-}
 
 /// A fragment shader in Mesa's dump format with a realistic mix of statements.
 fn synthetic(instructions: usize) -> String {
@@ -50,18 +40,6 @@ fn synthetic(instructions: usize) -> String {
     s
 }
 
-/// CPU time used by this thread so far (Linux `/proc/thread-self/stat`: utime + stime, in
-/// clock ticks of 10 ms). On a shared machine this measures our work rather than the wait for
-/// a core; `None` elsewhere.
-fn thread_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = after_name.split(' ').collect();
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / 100.0)
-}
-
 /// Parses `texts` repeatedly for about `budget`; returns MB/s (10^6 bytes per second of CPU
 /// time of this thread, or of wall time where that is not available).
 fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
@@ -70,7 +48,7 @@ fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
         tgsi::parse(t).expect("benchmark input parses");
     }
     let start = Instant::now();
-    let cpu_start = thread_cpu_seconds();
+    let cpu_start = thread_cpu();
     let mut rounds = 0;
     let fixed: Option<usize> = std::env::var("TGSI_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok());
     while fixed.map_or(start.elapsed() < budget || rounds < 3, |n| rounds < n) {
@@ -80,7 +58,7 @@ fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
         rounds += 1;
     }
     let wall = start.elapsed().as_secs_f64();
-    let seconds = match (cpu_start, thread_cpu_seconds()) {
+    let seconds = match (cpu_start, thread_cpu()) {
         (Some(a), Some(b)) if b - a > 0.5 => b - a,
         _ => wall,
     };
@@ -98,7 +76,7 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let read = |dir: &str| {
         let mut files = Vec::new();
-        collect(&root.join(dir), &mut files);
+        collect_tgsi(&root.join(dir), &mut files);
         files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect::<Vec<String>>()
     };
     let samples = read("tgsi-samples");
