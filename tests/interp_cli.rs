@@ -76,6 +76,21 @@ fn seeded_inputs_are_deterministic() {
 }
 
 #[test]
+fn saved_inputs_replay_the_seeded_run() {
+    let dir = scratch("save-inputs");
+    let sample = samples().join("fs/float-arith.tgsi");
+    let seeded = run(&["interp", sample.to_str().unwrap(), "--seed", "3", "--save-inputs", "in.json"], &dir);
+    assert_eq!(seeded.status.code(), Some(0));
+    let saved = std::fs::read_to_string(dir.join("in.json")).unwrap();
+    assert!(saved.contains("\"IN[0]\""), "{saved}");
+    let replayed = run(&["interp", sample.to_str().unwrap(), "--inputs", "in.json"], &dir);
+    assert_eq!(replayed.status.code(), Some(0));
+    assert_eq!(seeded.stdout, replayed.stdout);
+    let other_seed = run(&["interp", sample.to_str().unwrap(), "--seed", "4"], &dir);
+    assert_ne!(seeded.stdout, other_seed.stdout);
+}
+
+#[test]
 fn verify_reports_an_interpreter_step_limit_as_inconclusive() {
     let dir = scratch("inconclusive");
     let endless =

@@ -1,4 +1,4 @@
-//! `tgsi2va interp INPUT.tgsi [--inputs FILE.json]`: run the TGSI reference interpreter on one
+//! `tgsi2va interp INPUT.tgsi [--inputs FILE.json | --seed N] [--save-inputs FILE.json]`: run the TGSI reference interpreter on one
 //! quad and print the outputs JSON (docs/exec-formats.md).
 //!
 //! Exit codes: 0 on success; 1 when the shader is rejected (parse or check errors, a construct
@@ -25,6 +25,11 @@ pub struct Args {
     /// Generate deterministic inputs from this seed instead (see `interp::inputs`).
     #[arg(long, conflicts_with = "inputs")]
     seed: Option<u64>,
+
+    /// Also write the inputs actually used (generated or read) to this file, as inputs JSON,
+    /// so that the same run can be repeated with `--inputs` or fed to another executor.
+    #[arg(long, value_name = "FILE.json")]
+    save_inputs: Option<PathBuf>,
 
     /// Stop with an error after this many executed instructions (the name `emu` uses too;
     /// `--step-limit` is accepted as an alias).
@@ -66,6 +71,12 @@ pub fn run(args: Args, global: Global) -> ExitCode {
         (None, Some(seed)) => interp::inputs::generate(&program, seed),
         (None, None) => Inputs::default(),
     };
+    if let Some(path) = &args.save_inputs
+        && let Err(message) = write_output(path, inputs.to_json().as_bytes())
+    {
+        eprintln!("error: {message}");
+        return ExitCode::FAILURE;
+    }
     let options = Options { step_limit: args.max_steps, ..Options::default() };
     match interp::run_with(&program, &inputs, &options) {
         Ok(run) => match write_output(&args.output, run.outputs.to_json().as_bytes()) {
