@@ -1,5 +1,9 @@
 //! Parse throughput in MB/s: over every fixture and sample, and over a large synthetic shader
 //! written the way Mesa prints (run with `cargo bench --bench parse`).
+//!
+//! Environment: `TGSI_BENCH_DIR=DIR` reads the shaders from DIR instead of `tgsi-samples/`;
+//! `TGSI_BENCH_SAMPLES_ONLY=1` stops after the sample lines; `TGSI_BENCH_ROUNDS=N` runs a fixed
+//! number of rounds (for a profiler); `TGSI_BENCH_LINE=TEXT` measures one statement repeated.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -43,6 +47,22 @@ fn synthetic(instructions: usize) -> String {
 /// Parses `texts` repeatedly for about `budget`; returns MB/s (10^6 bytes per second of CPU
 /// time of this thread, or of wall time where that is not available).
 fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
+    throughput_of(texts, budget, |t| {
+        black_box(tgsi::parse(black_box(t)).ok());
+    })
+}
+
+/// Parses and checks `texts` (what Mesa's `tgsi_text_translate` does: it ends with its
+/// sanity check); MB/s as [`throughput`].
+fn throughput_with_check(texts: &[String], budget: Duration) -> (f64, usize) {
+    throughput_of(texts, budget, |t| {
+        if let Ok(program) = tgsi::parse(black_box(t)) {
+            black_box(tgsi::check(&program));
+        }
+    })
+}
+
+fn throughput_of(texts: &[String], budget: Duration, run: impl Fn(&str)) -> (f64, usize) {
     let bytes: usize = texts.iter().map(String::len).sum();
     for t in texts {
         tgsi::parse(t).expect("benchmark input parses");
@@ -53,7 +73,7 @@ fn throughput(texts: &[String], budget: Duration) -> (f64, usize) {
     let fixed: Option<usize> = std::env::var("TGSI_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok());
     while fixed.map_or(start.elapsed() < budget || rounds < 3, |n| rounds < n) {
         for t in texts {
-            black_box(tgsi::parse(black_box(t)).ok());
+            run(t);
         }
         rounds += 1;
     }
@@ -79,12 +99,18 @@ fn main() {
         collect_tgsi(&root.join(dir), &mut files);
         files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect::<Vec<String>>()
     };
-    let samples = read("tgsi-samples");
+    // `TGSI_BENCH_DIR` measures another set of shaders (e.g. the ones another parser accepts).
+    let samples = match std::env::var("TGSI_BENCH_DIR") {
+        Ok(dir) => read(&dir),
+        Err(_) => read("tgsi-samples"),
+    };
     let mut texts = samples.clone();
     texts.extend(read("tests/tgsi"));
     println!("(MB/s per second of CPU time of the benchmark thread)");
     let (mbps, bytes) = throughput(&samples, Duration::from_secs(3));
     println!("parse: samples ({} files, {} bytes): {mbps:.0} MB/s", samples.len(), bytes);
+    let (mbps, _) = throughput_with_check(&samples, Duration::from_secs(3));
+    println!("parse + check: samples: {mbps:.0} MB/s");
     let (mbps, bytes) = throughput(&texts, Duration::from_secs(3));
     println!("parse: samples and fixtures ({} files, {} bytes): {mbps:.0} MB/s", texts.len(), bytes);
     if std::env::var_os("TGSI_BENCH_SAMPLES_ONLY").is_some() {

@@ -640,6 +640,12 @@ impl Parser<'_> {
 
     /// `ows . ows xyzw` (letters in order) or nothing (all four).
     pub(super) fn optional_write_mask(&mut self) -> PResult<WriteMask> {
+        if self.peek() == b'.'
+            && let Some((mask, letters)) = fast_write_mask(&self.src[self.pos + 1..])
+        {
+            self.pos += 1 + letters;
+            return Ok(WriteMask(mask));
+        }
         let save = self.pos;
         if self.peek() != b'.' && !is_ws(self.peek()) {
             return Ok(WriteMask::XYZW);
@@ -693,6 +699,9 @@ impl Parser<'_> {
     }
 
     fn src_operand(&mut self) -> PResult<SrcOperand> {
+        if let Some(operand) = self.fast_src_operand() {
+            return Ok(operand);
+        }
         let start = self.pos;
         let mut legacy = LegacySourceModifiers {
             outer_negate: false,
@@ -872,6 +881,47 @@ impl Parser<'_> {
         Ok(SrcOperand { register, swizzle, negate, absolute, legacy, span: Span::new(start, self.pos) })
     }
 
+    /// The common shapes `R.abcd`, `-R.abcd`, `|R.abcd|` and `-|R.abcd|` (or without the
+    /// swizzle), where `R` is a register [`Self::fast_register`] reads, with no white space
+    /// inside: what Mesa prints for almost every source. Read without the lookahead for legacy modifiers; the result is
+    /// what the general path gives. `None` (cursor unchanged) for anything else.
+    #[inline]
+    fn fast_src_operand(&mut self) -> Option<SrcOperand> {
+        let start = self.pos;
+        let operand = self.fast_src_operand_at(start);
+        if operand.is_none() {
+            self.pos = start;
+        }
+        operand
+    }
+
+    #[inline]
+    fn fast_src_operand_at(&mut self, start: usize) -> Option<SrcOperand> {
+        let src = self.src;
+        let negate = src.get(start) == Some(&b'-');
+        let absolute = src.get(start + usize::from(negate)) == Some(&b'|');
+        self.pos = start + usize::from(negate) + usize::from(absolute);
+        let register = self.fast_register()?;
+        let at = self.pos;
+        let (swizzle, after) = match src.get(at..at + 5) {
+            Some(&[b'.', a, b, c, d]) => match (letter(a), letter(b), letter(c), letter(d)) {
+                (Some(a), Some(b), Some(c), Some(d)) => ([a, b, c, d], at + 5),
+                _ => None?,
+            },
+            _ if src.get(at) == Some(&b'.') => None?,
+            _ => (IDENTITY_SWIZZLE, at),
+        };
+        let end = match src.get(after) {
+            Some(&b'|') if absolute => after + 1,
+            Some(&c) if !absolute && is_ws(c) && src.get(self.next_non_ws(after)) != Some(&b'.') => after,
+            Some(&b',') if !absolute => after,
+            None if !absolute => after,
+            _ => None?,
+        };
+        self.pos = end;
+        Some(SrcOperand { register, swizzle, negate, absolute, legacy: None, span: Span::new(start, end) })
+    }
+
     fn next_non_ws(&self, mut pos: usize) -> usize {
         while self.src.get(pos).is_some_and(|&c| is_ws(c)) {
             pos += 1;
@@ -948,6 +998,23 @@ fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
         return None;
     }
     Some((value, i + 1))
+}
+
+/// A valid write mask at the start of `text` (letters in order, then a byte that cannot
+/// continue a word): (mask, letters). `None` for anything the general path must read or report.
+#[inline]
+fn fast_write_mask(text: &[u8]) -> Option<(u8, usize)> {
+    let mut mask = 0u8;
+    let mut letters = 0;
+    while let Some(&c) = text.get(letters) {
+        match letter(c) {
+            Some(comp) if 1u8 << comp as u8 > mask => mask |= 1 << comp as u8,
+            _ if is_ident(c) => return None,
+            _ => break,
+        }
+        letters += 1;
+    }
+    (letters > 0).then_some((mask, letters))
 }
 
 /// A swizzle letter, any case.

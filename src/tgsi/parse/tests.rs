@@ -44,3 +44,50 @@ fn semantic_and_target_tables() {
     }
     assert_eq!(names::semantic(b"POSITON"), None);
 }
+
+/// The source and write-mask fast paths give what the general path gives: each operand is
+/// parsed as written (fast path) and with a blank before its `.` (general path only).
+#[test]
+fn operand_fast_paths_agree_with_the_general_path() {
+    let sources = [
+        "TEMP[1].xyzw",
+        "-TEMP[1].wzyx",
+        "|CONST[0][3].xxxx|",
+        "-|IN[2].XyZw|",
+        "CONST[1][2].yyyy",
+        "IMM[0].zwxy",
+        "SV[0].xxxx",
+        "SAMP[0]",
+        "-TEMP[2]",
+        "|TEMP[3]|",
+    ];
+    let masks = [".x", ".xz", ".yzw", ".xyzw", ".W", ""];
+    for source in sources {
+        for mask in masks {
+            let fast = format!("FRAG\nMAD OUT[0]{mask}, {source}, {source}, {source}\nEND\n");
+            let spaced =
+                if source.contains('.') { source.replacen('.', " .", 1) } else { source.replacen('[', " [", 1) };
+            let spaced_mask = mask.replacen('.', " .", 1);
+            let general = format!("FRAG\nMAD OUT[0]{spaced_mask}, {spaced}, {spaced}, {spaced}\nEND\n");
+            let mut a = parse(&fast).unwrap_or_else(|e| panic!("{fast}: {e:?}"));
+            let mut b = parse(&general).unwrap_or_else(|e| panic!("{general}: {e:?}"));
+            a.clear_spans();
+            b.clear_spans();
+            assert_eq!(a, b, "{fast}");
+        }
+    }
+    // Shapes the fast paths must leave to the general path, with its answer or its error.
+    for (text, ok) in [
+        ("MOV OUT[0], |-TEMP[0].xyzw|", true),
+        ("MOV OUT[0], -(TEMP[0].xyzw)", true),
+        ("MOV OUT[0], TEMP[0].xyzw.xyzw", true),
+        ("MOV OUT[0].xx, TEMP[0].xyzw", false),
+        ("MOV OUT[0].xyzwx, TEMP[0].xyzw", false),
+        ("MOV OUT[0].yx, TEMP[0].xyzw", false),
+        ("MOV OUT[0], TEMP[0].xyzwx", false),
+        ("MOV OUT[0], |TEMP[0].xyzw", false),
+    ] {
+        let text = format!("FRAG\n{text}\nEND\n");
+        assert_eq!(parse(&text).is_ok(), ok, "{text}");
+    }
+}
