@@ -76,6 +76,38 @@ fn seeded_inputs_are_deterministic() {
 }
 
 #[test]
+fn accuracy_flag_says_how_each_value_compares() {
+    let dir = scratch("accuracy");
+    std::fs::write(
+        dir.join("rcp.tgsi"),
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL TEMP[0]\n  0: RCP TEMP[0].x, IN[0].xxxx\n  \
+         1: MOV TEMP[0].yzw, IN[0]\n  2: MOV OUT[0], TEMP[0]\n  3: END\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("in.json"), r#"{"IN[0]": [2.0, 3.0, 4.0, 5.0]}"#).unwrap();
+    let plain = run(&["interp", "rcp.tgsi", "--inputs", "in.json"], &dir);
+    let with = run(&["interp", "rcp.tgsi", "--inputs", "in.json", "--accuracy"], &dir);
+    assert_eq!(with.status.code(), Some(0));
+    let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    let with: serde_json::Value = serde_json::from_slice(&with.stdout).unwrap();
+    // The same outputs, plus the accuracy: RCP within its bound (1.5 ulp of 0.5), moves exact.
+    assert_eq!(with["outputs"], plain["outputs"]);
+    assert_eq!(
+        with["outputs"]["OUT[0]"][2],
+        serde_json::json!(["0x3f000000", "0x40400000", "0x40800000", "0x40a00000"])
+    );
+    for lane in 0..4 {
+        let a = &with["accuracy"]["OUT[0]"][lane];
+        assert_eq!(a[1], "exact");
+        assert_eq!(a[3], "exact");
+        let bound = a[0].as_f64().expect("a numeric bound for RCP");
+        assert!(bound > 0.0 && bound < 1e-6, "{bound}");
+    }
+    assert_eq!(with["uncertain_lanes"], serde_json::json!([]));
+    assert!(plain.get("accuracy").is_none());
+}
+
+#[test]
 fn saved_inputs_replay_the_seeded_run() {
     let dir = scratch("save-inputs");
     let sample = samples().join("fs/float-arith.tgsi");

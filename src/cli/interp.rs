@@ -36,6 +36,11 @@ pub struct Args {
     #[arg(long, alias = "step-limit", default_value_t = Options::default().step_limit)]
     max_steps: u64,
 
+    /// Also print how each value must be compared ("exact", "any" or an absolute bound):
+    /// values the semantics leave open are printed as placeholders otherwise.
+    #[arg(long)]
+    accuracy: bool,
+
     /// Output file (`-` for standard output, the default).
     #[arg(short, long, default_value = "-")]
     output: PathBuf,
@@ -79,13 +84,16 @@ pub fn run(args: Args, global: Global) -> ExitCode {
     }
     let options = Options { step_limit: args.max_steps, ..Options::default() };
     match interp::run_with(&program, &inputs, &options) {
-        Ok(run) => match write_output(&args.output, run.outputs.to_json().as_bytes()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(message) => {
-                eprintln!("error: {message}");
-                ExitCode::FAILURE
+        Ok(run) => {
+            let json = if args.accuracy { run.to_json_with_accuracy() } else { run.outputs.to_json() };
+            match write_output(&args.output, json.as_bytes()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
             }
-        },
+        }
         Err(error) => {
             eprint!("{}", global.render(&error.diagnostics(), &name, &text));
             ExitCode::FAILURE

@@ -149,6 +149,12 @@ pub struct Outputs {
 
 impl Outputs {
     pub fn to_json(&self) -> String {
+        pretty(&self.to_value())
+    }
+
+    /// The outputs JSON as a value, for callers that add keys before printing it with
+    /// [`pretty`].
+    pub(crate) fn to_value(&self) -> Value {
         let outputs: Map<String, Value> = self.outputs.iter().map(|(r, l)| (r.to_string(), lanes_json(l))).collect();
         let mut object = Map::new();
         object.insert("outputs".into(), Value::Object(outputs));
@@ -159,7 +165,7 @@ impl Outputs {
         if !self.images.is_empty() {
             object.insert("images".into(), buffers_json(&self.images));
         }
-        pretty(&Value::Object(object))
+        Value::Object(object)
     }
 
     pub fn from_json(text: &str) -> Result<Outputs, String> {
@@ -247,7 +253,7 @@ fn buffers_json(buffers: &BTreeMap<u32, Vec<u32>>) -> Value {
 }
 
 /// Pretty JSON with one lane vector per line (readable diffs in golden files).
-fn pretty(value: &Value) -> String {
+pub(crate) fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     // Collapse the innermost 4-element arrays onto one line.
     let mut out = String::with_capacity(text.len());

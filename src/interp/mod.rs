@@ -93,6 +93,54 @@ pub struct Run {
 }
 
 impl Run {
+    /// The outputs JSON plus how each value must be compared (docs/exec-formats.md):
+    /// `"accuracy"` per output, lane and component, `"buffer_accuracy"` and `"image_accuracy"`
+    /// per word, and `"uncertain_lanes"`. Without it a placeholder for an unconstrained value
+    /// reads like a result.
+    pub fn to_json_with_accuracy(&self) -> String {
+        use serde_json::Value;
+        let word = |a: Accuracy| match a {
+            Accuracy::Exact => Value::from("exact"),
+            Accuracy::Within(e) => Value::from(f64::from(e)),
+            Accuracy::Unconstrained => Value::from("any"),
+        };
+        let words = |map: &BTreeMap<u32, Vec<u32>>, accuracy: &BTreeMap<u32, Vec<Accuracy>>| -> Value {
+            map.iter()
+                .map(|(unit, contents)| {
+                    let per_word = accuracy.get(unit);
+                    let list = (0..contents.len())
+                        .map(|i| word(per_word.and_then(|a| a.get(i)).copied().unwrap_or(Accuracy::Exact)))
+                        .collect();
+                    (unit.to_string(), Value::Array(list))
+                })
+                .collect::<serde_json::Map<String, Value>>()
+                .into()
+        };
+        let mut value = self.outputs.to_value();
+        if let Value::Object(object) = &mut value {
+            let accuracy = self
+                .outputs
+                .outputs
+                .keys()
+                .map(|&reg| {
+                    let lanes = (0..LANES)
+                        .map(|l| Value::Array((0..4).map(|c| word(self.output_accuracy(reg, l, c))).collect()))
+                        .collect();
+                    (reg.to_string(), Value::Array(lanes))
+                })
+                .collect::<serde_json::Map<String, Value>>();
+            object.insert("accuracy".into(), accuracy.into());
+            if !self.outputs.buffers.is_empty() {
+                object.insert("buffer_accuracy".into(), words(&self.outputs.buffers, &self.buffer_accuracy));
+            }
+            if !self.outputs.images.is_empty() {
+                object.insert("image_accuracy".into(), words(&self.outputs.images, &self.image_accuracy));
+            }
+            object.insert("uncertain_lanes".into(), self.uncertain_lanes.clone().into());
+        }
+        crate::exec::io::pretty(&value)
+    }
+
     /// The accuracy of one output component (`Exact` for registers the run did not produce).
     pub fn output_accuracy(&self, reg: RegKey, lane: usize, component: usize) -> Accuracy {
         self.accuracy.get(&reg).map_or(Accuracy::Exact, |a| a[lane & 3][component & 3])
