@@ -367,6 +367,9 @@ pub fn insert(mach: &mut MachShader) {
         masks.clear();
         let out = simulate(block_effects(b), entry[b], Some(&mut masks));
         let vmask = varying_mask(&out);
+        if vmask == 0 && masks.iter().all(|&m| m == 0) {
+            continue; // No wait in this block: keep its list as it is.
+        }
         let old = std::mem::take(&mut block.insts);
         let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
         let mut new = Vec::with_capacity(old.len() + 4);
