@@ -118,7 +118,7 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     record("optimize", "main", &shader, &mut dumps);
     laps.lap(|t| &mut t.optimize);
     let mut variants = match shader.stage {
-        Stage::Vertex => split_idvs(&shader),
+        Stage::Vertex => split_idvs(shader),
         _ => vec![("main".to_string(), shader)],
     };
     for (name, v) in &mut variants {
@@ -213,10 +213,9 @@ impl Compiled {
 /// Mesa's IDVS split (§A.5.3): the position variant keeps the position/point-size/layer stores
 /// (`.istream`), the varying variant the others (`.estream`); each is cleaned by DCE. A
 /// varying variant without stores is dropped. When point size is written, a third variant
-/// without its store follows.
-fn split_idvs(shader: &Shader) -> Vec<(String, Shader)> {
-    let keep = |shader: &Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
-        let mut s = shader.clone();
+/// without its store follows. The last variant built takes `shader` itself (one clone fewer).
+fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
+    let keep = |mut s: Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
         for inst in &mut s.insts {
             if inst.dead || !inst.is_machine() || !inst.mach.info().name.starts_with("STORE.") {
                 continue;
@@ -233,15 +232,20 @@ fn split_idvs(shader: &Shader) -> Vec<(String, Shader)> {
     };
     let has_store =
         |s: &Shader| s.insts.iter().any(|i| !i.dead && i.is_machine() && i.mach.info().name.starts_with("STORE."));
-    let mut variants = vec![("position".to_string(), keep(shader, MemoryAccess::Istream, false))];
-    let varying = keep(shader, MemoryAccess::Estream, false);
+    let writes_point_size =
+        shader.insts.iter().any(|i| !i.dead && i.is_machine() && i.mach.opcode == Opcode::STORE_I16);
+    let mut variants = vec![("position".to_string(), keep(shader.clone(), MemoryAccess::Istream, false))];
+    let (varying, no_point_size) = if writes_point_size {
+        let varying = keep(shader.clone(), MemoryAccess::Estream, false);
+        (varying, Some(keep(shader, MemoryAccess::Istream, true)))
+    } else {
+        (keep(shader, MemoryAccess::Estream, false), None)
+    };
     if has_store(&varying) {
         variants.push(("varying".to_string(), varying));
     }
-    let writes_point_size =
-        shader.insts.iter().any(|i| !i.dead && i.is_machine() && i.mach.opcode == Opcode::STORE_I16);
-    if writes_point_size {
-        variants.push(("position_no_psiz".to_string(), keep(shader, MemoryAccess::Istream, true)));
+    if let Some(v) = no_point_size {
+        variants.push(("position_no_psiz".to_string(), v));
     }
     variants
 }

@@ -25,7 +25,9 @@
 use super::flows;
 use crate::ir::Stage;
 use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
+use crate::valhall::tables::INSTRUCTION_COUNT;
 use crate::valhall::{Base, Instr, Opcode};
+use std::sync::LazyLock;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Slot {
@@ -90,24 +92,77 @@ pub fn is_varying(i: &Instr) -> bool {
     matches!(i.unit(), crate::valhall::Unit::V | crate::valhall::Unit::Vt)
 }
 
+/// What the pass needs to know about an opcode, looked up once per opcode rather than by
+/// modifier name and mnemonic for every instruction.
+#[derive(Clone, Copy, Debug)]
+struct OpFacts {
+    /// Index of the `slot` modifier.
+    slot: Option<u8>,
+    /// Index of the `update_mode` modifier of a varying load.
+    update_mode: Option<u8>,
+    memory: MemoryClass,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemoryClass {
+    None,
+    /// Always ordered against other memory accesses.
+    Always,
+    /// `LD_BUFFER*`: unless it reads a constant UBO handle.
+    Buffer,
+}
+
+fn op_facts(op: Opcode) -> OpFacts {
+    static FACTS: LazyLock<Box<[OpFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let none = OpFacts { slot: None, update_mode: None, memory: MemoryClass::None };
+        let mut table = Box::new([none; INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            let info = op.info();
+            let name = info.name;
+            let memory = if name.starts_with("LD_BUFFER") {
+                MemoryClass::Buffer
+            } else if name.starts_with("LOAD.")
+                || name.starts_with("STORE.")
+                || name.starts_with("ATOM")
+                || name.starts_with("LD_TEX")
+                || name == "ST_CVT"
+            {
+                MemoryClass::Always
+            } else {
+                MemoryClass::None
+            };
+            let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
+            table[op as usize] = OpFacts {
+                slot: info.mod_index("slot").map(|k| k as u8),
+                update_mode: info.mod_index("update_mode").filter(|_| varying).map(|k| k as u8),
+                memory,
+            };
+        }
+        table
+    });
+    FACTS[op as usize]
+}
+
 /// A varying load that updates the hidden per-quad state (`.store` / `.clobber`).
-fn serialises_varyings(i: &Instr) -> bool {
-    is_varying(i) && matches!(i.modifier("update_mode"), Some(0) | Some(3))
+fn serialises_varyings(i: &Instr, facts: &OpFacts) -> bool {
+    facts.update_mode.is_some_and(|k| matches!(i.mods[usize::from(k)], 0 | 3))
 }
 
 /// A memory access ordered against other memory accesses (rule D4).
 pub fn is_memory(i: &Instr) -> bool {
-    let name = i.info().name;
-    if name.starts_with("LD_BUFFER") {
+    memory_access(i, &op_facts(i.opcode))
+}
+
+fn memory_access(i: &Instr, facts: &OpFacts) -> bool {
+    match facts.memory {
+        MemoryClass::None => false,
+        MemoryClass::Always => true,
         // A UBO load (constant handle of table 0) is read-only.
-        return !matches!(i.srcs[1].base, Base::Immediate(_))
-            || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0);
+        MemoryClass::Buffer => {
+            !matches!(i.srcs[1].base, Base::Immediate(_))
+                || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0)
+        }
     }
-    name.starts_with("LOAD.")
-        || name.starts_with("STORE.")
-        || name.starts_with("ATOM")
-        || name.starts_with("LD_TEX")
-        || name == "ST_CVT"
 }
 
 fn is_fixed_function(op: Opcode) -> bool {
@@ -147,14 +202,15 @@ impl Effect {
             }
         }
         let message = is_message(i);
+        let facts = op_facts(i.opcode);
         Effect {
             touched: reads(i) | writes,
             writes,
-            slot: if message { slot_of(i) } else { None },
+            slot: if message { slot_of(i, &facts) } else { None },
             message,
             varying: is_varying(i),
-            memory: is_memory(i),
-            serialises_varyings: serialises_varyings(i),
+            memory: memory_access(i, &facts),
+            serialises_varyings: serialises_varyings(i, &facts),
             barrier: i.opcode == Opcode::BARRIER,
             fixed_waits,
             waits_after: flows::mask_of(i.flow),
@@ -201,11 +257,11 @@ fn apply_wait(s: &mut State, mask: u8) {
 }
 
 /// The general slot of a message (None for slot 7 or instructions without a slot).
-fn slot_of(i: &Instr) -> Option<usize> {
+fn slot_of(i: &Instr, facts: &OpFacts) -> Option<usize> {
     if i.opcode == Opcode::ATEST {
         return Some(0);
     }
-    match i.modifier("slot") {
+    match facts.slot.map(|k| i.mods[usize::from(k)]) {
         Some(k) if k < 3 => Some(k as usize),
         _ => None,
     }
@@ -244,7 +300,8 @@ pub fn insert(mach: &mut MachShader) {
     for b in &mut mach.blocks {
         for mi in &mut b.insts {
             let i = &mut mi.instr;
-            if !is_message(i) || i.info().mod_index("slot").is_none() {
+            let slot_modifier = op_facts(i.opcode).slot;
+            if !is_message(i) || slot_modifier.is_none() {
                 if i.opcode == Opcode::ATEST && fragment {
                     i.flow = 1; // .wait0 after ATEST (D6)
                 }
@@ -259,7 +316,10 @@ pub fn insert(mach: &mut MachShader) {
                     s
                 }
             };
-            let _ = i.set_modifier("slot", slot);
+            if let Some(k) = slot_modifier {
+                // The slot enum has 8 values (3 bits): every slot number fits.
+                i.mods[usize::from(k)] = slot;
+            }
             if i.opcode == Opcode::BARRIER {
                 i.flow = flows::WAIT;
             }
@@ -307,6 +367,9 @@ pub fn insert(mach: &mut MachShader) {
         masks.clear();
         let out = simulate(block_effects(b), entry[b], Some(&mut masks));
         let vmask = varying_mask(&out);
+        if vmask == 0 && masks.iter().all(|&m| m == 0) {
+            continue; // No wait in this block: keep its list as it is.
+        }
         let old = std::mem::take(&mut block.insts);
         let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
         let mut new = Vec::with_capacity(old.len() + 4);

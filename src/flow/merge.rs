@@ -15,23 +15,23 @@ use crate::valhall::Opcode;
 
 pub fn merge(mach: &mut MachShader) {
     for block in &mut mach.blocks {
-        let old = std::mem::take(&mut block.insts);
-        let mut new: Vec<crate::regalloc::MachInst> = Vec::with_capacity(old.len());
-        for mi in old {
+        // Compaction in place: `kept` instructions stay at the front, a folded NOP is dropped.
+        let insts = &mut block.insts;
+        let mut kept = 0;
+        for k in 0..insts.len() {
+            let mi = insts[k];
             let is_wait_nop = mi.origin == Origin::Flow
                 && mi.instr.opcode == Opcode::NOP
                 && mi.instr.flow != flows::NONE
                 && flows::is_wait_or_none(mi.instr.flow);
-            if is_wait_nop
-                && let Some(prev) = new.last_mut()
-                && flows::is_wait_or_none(prev.instr.flow)
-            {
-                let mask = flows::mask_of(prev.instr.flow) | flows::mask_of(mi.instr.flow);
-                prev.instr.flow = flows::flow_of(mask);
+            if is_wait_nop && kept > 0 && flows::is_wait_or_none(insts[kept - 1].instr.flow) {
+                let prev = &mut insts[kept - 1].instr;
+                prev.flow = flows::flow_of(flows::mask_of(prev.flow) | flows::mask_of(mi.instr.flow));
                 continue;
             }
-            new.push(mi);
+            insts[kept] = mi;
+            kept += 1;
         }
-        block.insts = new;
+        insts.truncate(kept);
     }
 }

@@ -112,12 +112,12 @@ fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
 /// in the table and nothing else (modifiers, saturation, clamp) is in the way.
 fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
-    let inst = *shader.inst(id);
-    let op = inst.mach.opcode;
+    let op = shader.inst(id).mach.opcode;
     let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
     if !is_int && !is_float {
         return;
     }
+    let inst = *shader.inst(id);
     if is_int && inst.mach.flag("saturate") == Some(true) {
         return;
     }
@@ -146,9 +146,15 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
 }
 
 fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
-    let inst = *shader.inst(id);
+    let inst = shader.inst(id);
     let info = inst.mach.info();
-    let signed = signed_widen(&inst.mach);
+    // Most instructions have neither a constant nor a byte-lane source: nothing to do.
+    let lanes = |k: usize, sinfo: &SrcInfo| sinfo.widen_kind == WidenKind::Lanes && inst.srcs[k].widen == 0;
+    let has_const = inst.srcs[..info.srcs.len()].iter().any(|s| matches!(s.operand, Operand::Const(_)));
+    if !has_const && !info.srcs.iter().enumerate().any(|(k, sinfo)| lanes(k, sinfo)) {
+        return;
+    }
+    let inst = *inst;
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
     // byte: the IR convention for a plain source.
@@ -157,6 +163,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
             srcs[k].widen = 4;
         }
     }
+    let signed = has_const && signed_widen(&inst.mach);
     let mut b = Builder::new(shader, block);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];
@@ -245,7 +252,7 @@ fn violates(mach: &Instr) -> bool {
 
 fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
     for _ in 0..4 {
-        let inst = *shader.inst(id);
+        let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
         // check).
         let info = inst.mach.info();
@@ -255,7 +262,7 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
         else {
             return;
         };
-        if !violates(&probe(shader, &inst)) {
+        if !violates(&probe(shader, inst)) {
             return;
         }
         // Move it into a register.

@@ -14,7 +14,8 @@ pub type EncodeError = InstrError;
 
 /// Encodes a valid instruction.
 pub fn encode(instr: &Instr) -> Result<u64, EncodeError> {
-    instr.validate()?;
+    // `validate` is `check_invariants` followed by `encode_raw`: the word is that second step.
+    instr.check_invariants()?;
     encode_raw(instr)
 }
 

@@ -27,6 +27,7 @@
 
 use super::tables::*;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// The base of a source operand: what its source byte selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -228,6 +229,20 @@ pub enum InstrError {
 impl Instr {
     /// A valid instruction of the given opcode with default operands and modifiers.
     pub fn new(opcode: Opcode) -> Instr {
+        // Every IR instruction starts here: a copy from a table built once is cheaper than
+        // walking the operand descriptions each time.
+        static FRESH: LazyLock<Box<[Instr; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+            let mut table = Box::new([Instr::build(Opcode::NOP); INSTRUCTION_COUNT]);
+            for op in Opcode::ALL {
+                table[op as usize] = Instr::build(op);
+            }
+            table
+        });
+        FRESH[opcode as usize]
+    }
+
+    /// [`Instr::new`] from the table entry.
+    fn build(opcode: Opcode) -> Instr {
         let info = opcode.info();
         let mut instr = Instr {
             opcode,
@@ -512,6 +527,9 @@ impl Instr {
     /// The assembler's FAU limits (encoding spec §2.7, A1–A3), checked source by source in slot
     /// order. On failure returns the index of the first source that exceeds a limit.
     pub fn check_fau_limits(&self) -> Result<(), (usize, InstrError)> {
+        if self.sources().iter().all(|s| matches!(s.base, Base::Register(_) | Base::Discard(_))) {
+            return Ok(()); // Most instructions read registers only.
+        }
         let info = self.info();
         let alu = info.unit.is_alu();
         let (mut all, mut all_n) = ([0u8; MAX_SOURCES], 0);
@@ -611,7 +629,15 @@ impl Instr {
 
     /// Checks every invariant of a valid instruction (module documentation).
     pub fn validate(&self) -> Result<(), InstrError> {
+        self.check_invariants()?;
+        super::encode::encode_raw(self).map(|_| ())
+    }
+
+    /// [`Instr::validate`] except the checks [`encode_raw`](super::encode_raw) makes itself (every
+    /// value fits its field), so that [`encode`](super::encode) runs the field placement once.
+    pub(super) fn check_invariants(&self) -> Result<(), InstrError> {
         let info = self.info();
+        let masks = ValueMasks::of(self.opcode);
         let name = info.name;
         let invalid = |message: String| Err(InstrError::Invalid { instr: name, message });
         let reserved = |what: String, value: u32| Err(InstrError::Reserved { instr: name, what, value });
@@ -665,6 +691,11 @@ impl Instr {
                 }
                 _ => {}
             }
+            // The common case first; the loop below names the first bad field.
+            let [swizzle, widen, lane] = masks.srcs[k];
+            if allows(swizzle, src.swizzle) && allows(widen, src.widen) && allows(lane, src.lane) {
+                continue;
+            }
             let fields = [
                 (src.swizzle, sinfo.swizzle, "swizzle"),
                 (src.widen, sinfo.widen, "widen"),
@@ -680,7 +711,8 @@ impl Instr {
                 }
             }
         }
-        for (k, m) in info.mods.iter().enumerate() {
+        let mods_ok = self.mods.iter().zip(&masks.mods).all(|(&v, &mask)| allows(mask, v));
+        for (k, m) in info.mods.iter().enumerate().filter(|_| !mods_ok) {
             let v = self.mods[k];
             let ok = match m.kind {
                 ModKind::Flag => v <= 1,
@@ -693,13 +725,103 @@ impl Instr {
         if let Err((_, e)) = self.check_fau_limits() {
             return Err(e);
         }
-        super::encode::encode_raw(self).map(|_| ())
+        Ok(())
     }
+}
+
+/// The valid values of every source modifier field and instruction modifier of one opcode, as
+/// bit sets (bit `v` set when value `v` fits the field and is not reserved; an absent field
+/// allows only 0, an unused modifier entry only 0). Fields are at most 4 bits wide. Checking an
+/// instruction against these sets is what [`Instr::check_invariants`] does for every
+/// instruction the compiler emits, so it is a table lookup rather than a walk of the enums.
+#[derive(Clone, Copy, Debug)]
+struct ValueMasks {
+    /// Swizzle, widen and lane field of each source slot.
+    srcs: [[u16; 3]; MAX_SOURCES],
+    mods: [u16; MAX_MODIFIERS],
+}
+
+impl ValueMasks {
+    fn of(opcode: Opcode) -> &'static ValueMasks {
+        static TABLE: LazyLock<Box<[ValueMasks; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+            let empty = ValueMasks { srcs: [[1; 3]; MAX_SOURCES], mods: [1; MAX_MODIFIERS] };
+            let mut table = Box::new([empty; INSTRUCTION_COUNT]);
+            for op in Opcode::ALL {
+                table[op as usize] = ValueMasks::build(op.info());
+            }
+            table
+        });
+        &TABLE[opcode as usize]
+    }
+
+    fn build(info: &InstrInfo) -> ValueMasks {
+        let set = |width: u8, valid: &dyn Fn(u8) -> bool| -> u16 {
+            (0..16u8).filter(|&v| u32::from(v) >> width == 0 && valid(v)).fold(0, |m, v| m | 1 << v)
+        };
+        let field = |f: Option<SrcField>| f.map_or(1, |f| set(f.width, &|v| f.values.info().is_valid(v)));
+        let mut masks = ValueMasks { srcs: [[1; 3]; MAX_SOURCES], mods: [1; MAX_MODIFIERS] };
+        for (k, s) in info.srcs.iter().enumerate() {
+            masks.srcs[k] = [field(s.swizzle), field(s.widen), field(s.lane)];
+        }
+        for (k, m) in info.mods.iter().enumerate() {
+            masks.mods[k] = match m.kind {
+                ModKind::Flag => 0b11,
+                ModKind::Enum(e) => set(m.width, &|v| e.info().is_valid(v)),
+            };
+        }
+        masks
+    }
+}
+
+/// Whether value `v` is in the bit set `mask` (values past 15 never are).
+fn allows(mask: u16, v: u8) -> bool {
+    mask.checked_shr(u32::from(v)).is_some_and(|m| m & 1 == 1)
 }
 
 impl fmt::Display for Instr {
     /// Mesa's text of the instruction (the disassembler's output).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&super::disasm::print(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bit sets say exactly what the enum tables say, for every value of a byte (so no
+    /// field is wider than the 16 values a set holds).
+    #[test]
+    fn value_masks_match_the_enum_tables() {
+        for op in Opcode::ALL {
+            let info = op.info();
+            let masks = ValueMasks::of(op);
+            for v in 0..=255u8 {
+                for (k, s) in info.srcs.iter().enumerate() {
+                    for (f, mask) in [s.swizzle, s.widen, s.lane].into_iter().zip(masks.srcs[k]) {
+                        let valid = match f {
+                            None => v == 0,
+                            Some(f) => u32::from(v) >> f.width == 0 && f.values.info().is_valid(v),
+                        };
+                        assert_eq!(allows(mask, v), valid, "{} source {k} value {v}", info.name);
+                    }
+                }
+                for (k, m) in info.mods.iter().enumerate() {
+                    let valid = match m.kind {
+                        ModKind::Flag => v <= 1,
+                        ModKind::Enum(e) => e.info().is_valid(v) && u32::from(v) >> m.width == 0,
+                    };
+                    assert_eq!(allows(masks.mods[k], v), valid, "{} modifier {} value {v}", info.name, m.key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fresh_instructions_are_valid_and_built_from_the_table() {
+        for op in Opcode::ALL {
+            assert_eq!(Instr::new(op), Instr::build(op));
+            assert_eq!(Instr::new(op).validate(), Ok(()), "{}", op.name());
+        }
     }
 }
