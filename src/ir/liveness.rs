@@ -1,4 +1,4 @@
-//! Live-in and live-out sets of every block.
+//! Live-out sets of every block.
 //!
 //! SSA liveness by path exploration (Brandner, Boissinot, Darte, Dupont de Dinechin and
 //! Rastello, "Computing Liveness Sets for SSA-Form Programs", 2011): from every use, walk the
@@ -6,16 +6,21 @@
 //! own with a per-block stamp, so the cost is the size of the result (the sum of the live
 //! ranges measured in blocks) plus the number of uses — no iteration to a fixed point.
 //!
+//! Only the live-out sets are stored: the live-in set of a block follows from its live-out set
+//! and its own instructions (`live_in(b)` = the values read in `b` or live out of it, minus
+//! those defined in `b`), which a consumer walking the block has at hand anyway. Storing one
+//! family of sets instead of two halves the cost, which is the size of those sets: blocks ×
+//! values live across them.
+//!
 //! Conventions: a φ's destination is defined at the top of its block and is not live-in; a φ's
 //! argument for predecessor P is used at the end of P, so it is live-out of P. A branch
 //! condition is used at the end of its block.
 
 use super::{Block, InstKind, Shader, Terminator, Value};
 
-/// Live sets of every block; each set is sorted by value number.
+/// Live-out sets of every block; each set is sorted by value number.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
-    live_in: Sets,
     live_out: Sets,
 }
 
@@ -99,7 +104,6 @@ impl Liveness {
             fill[v.index()] += 1;
         });
         // (block, value) pairs in value order, grouped by block at the end.
-        let mut live_in: Vec<(u32, Value)> = Vec::new();
         let mut live_out: Vec<(u32, Value)> = Vec::new();
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
         let mut stamp_in = vec![0u32; nblocks];
@@ -132,7 +136,6 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[bi] = tag;
-                    live_in.push((b, value));
                     for &p in &shader.blocks[bi].preds {
                         let pi = p.index();
                         if stamp_out[pi] != tag {
@@ -146,21 +149,34 @@ impl Liveness {
                 }
             }
         }
-        Liveness { live_in: Sets::from_pairs(nblocks, &live_in), live_out: Sets::from_pairs(nblocks, &live_out) }
+        Liveness { live_out: Sets::from_pairs(nblocks, &live_out) }
     }
 
-    /// The values live at the top of `b` (φ results excluded), sorted.
-    pub fn live_in(&self, b: Block) -> &[Value] {
-        self.live_in.get(b)
+    /// The values live at the top of `b` (φ results excluded), sorted: those read in `b` (φ
+    /// arguments excepted: they are read at the end of the predecessors) or live out of it,
+    /// and not defined in `b`. Derived on request, in time linear in the block and its live-out
+    /// set (the allocator derives it on the fly instead).
+    pub fn live_in(&self, shader: &Shader, b: Block) -> Vec<Value> {
+        let mut defined = Vec::new();
+        let mut read = Vec::new();
+        for id in shader.block_insts(b) {
+            let inst = shader.inst(id);
+            if inst.kind != InstKind::Phi {
+                shader.for_each_use(inst, |v| read.push(v));
+            }
+            shader.for_each_def(inst, |v| defined.push(v));
+        }
+        read.extend_from_slice(self.live_out(b));
+        read.sort_unstable();
+        read.dedup();
+        defined.sort_unstable();
+        read.retain(|v| defined.binary_search(v).is_err());
+        read
     }
 
     /// The values live at the end of `b` (φ arguments for successors included), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
         self.live_out.get(b)
-    }
-
-    pub fn is_live_in(&self, b: Block, v: Value) -> bool {
-        self.live_in(b).binary_search(&v).is_ok()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {
@@ -191,9 +207,9 @@ mod tests {
         let _ = b.fadd(p, x);
         let live = Liveness::compute(&s);
         assert_eq!(live.live_out(Block(0)), [x, y], "x for then/join, y as the φ argument; the branch reads x too");
-        assert_eq!(live.live_in(Block(1)), [x]);
+        assert_eq!(live.live_in(&s, Block(1)), [x]);
         assert_eq!(live.live_out(Block(1)), [x, z]);
-        assert_eq!(live.live_in(Block(2)), [x], "the φ result is not live-in");
+        assert_eq!(live.live_in(&s, Block(2)), [x], "the φ result is not live-in");
         assert!(live.live_out(Block(2)).is_empty());
     }
 
@@ -219,10 +235,11 @@ mod tests {
         s.record_defs(def);
         s.set_terminator(body, Terminator::Jump(header));
         let live = Liveness::compute(&s);
-        assert!(live.is_live_in(header, limit) && live.is_live_in(body, limit) && live.is_live_out(body, limit));
+        let live_in = |b: Block, v: Value| live.live_in(&s, b).contains(&v);
+        assert!(live_in(header, limit) && live_in(body, limit) && live.is_live_out(body, limit));
         assert!(live.is_live_out(body, next), "φ argument of the back edge");
-        assert!(!live.is_live_in(header, i));
-        assert!(live.is_live_in(body, i));
-        assert!(!live.is_live_in(exit, limit));
+        assert!(!live_in(header, i));
+        assert!(live_in(body, i));
+        assert!(!live_in(exit, limit));
     }
 }

@@ -77,6 +77,10 @@ pub struct Assigner<'a> {
     last_pos: Vec<u32>,
     pos_stamp: Vec<u32>,
     out_stamp: Vec<u32>,
+    /// `block_stamp` when the value is read (φ arguments excepted) or defined in the current
+    /// block: with `out_stamp`, they tell whether a value is live into the block.
+    read_stamp: Vec<u32>,
+    def_stamp: Vec<u32>,
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
     groups_of: Vec<Vec<(u32, u8)>>,
@@ -139,6 +143,8 @@ impl<'a> Assigner<'a> {
             last_pos: vec![0; nv],
             pos_stamp: vec![0; nv],
             out_stamp: vec![0; nv],
+            read_stamp: vec![0; nv],
+            def_stamp: vec![0; nv],
             block_stamp: 0,
             groups_of: vec![Vec::new(); nv],
             groups: Vec::new(),
@@ -223,6 +229,14 @@ impl<'a> Assigner<'a> {
 
     fn live_out(&self, v: Value) -> bool {
         self.out_stamp[v.index()] == self.block_stamp
+    }
+
+    /// Whether `v` is live into the current block: read in it or live out of it, and not
+    /// defined in it (see `ir::liveness`).
+    fn live_in(&self, v: Value) -> bool {
+        let i = v.index();
+        (self.out_stamp[i] == self.block_stamp || self.read_stamp[i] == self.block_stamp)
+            && self.def_stamp[i] != self.block_stamp
     }
 
     /// Whether `v` is dead after the instruction at position `pos` of the current block.
@@ -396,14 +410,18 @@ impl<'a> Assigner<'a> {
         insts.extend(s.block_insts(b));
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
-            let mut mark = |v: Value| {
+            if inst.kind != InstKind::Phi {
+                s.for_each_use(inst, |v| {
+                    self.pos_stamp[v.index()] = stamp;
+                    self.last_pos[v.index()] = pos as u32;
+                    self.read_stamp[v.index()] = stamp;
+                });
+            }
+            s.for_each_def(inst, |v| {
                 self.pos_stamp[v.index()] = stamp;
                 self.last_pos[v.index()] = pos as u32;
-            };
-            if inst.kind != InstKind::Phi {
-                s.for_each_use(inst, &mut mark);
-            }
-            s.for_each_def(inst, &mut mark);
+                self.def_stamp[v.index()] = stamp;
+            });
         }
         // Entry state.
         self.owner = [NO_VALUE; 64];
@@ -416,7 +434,7 @@ impl<'a> Assigner<'a> {
             && let Some(exit) = &self.exit[first.index()]
         {
             for &(v, r) in exit {
-                if self.live.is_live_in(b, v) {
+                if self.live_in(v) {
                     entry.push((v, r));
                 }
             }
