@@ -70,6 +70,9 @@ pub struct Assigner<'a> {
     owner: [u32; 64],
     /// Registers whose `owner` is set.
     owned: u64,
+    /// Owned registers whose value is already dead: results of φs nobody reads (every other
+    /// value is freed at its last read or never placed), marked by `unread_phi`.
+    dead_owned: u64,
     hint: Vec<u8>,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
@@ -81,6 +84,8 @@ pub struct Assigner<'a> {
     /// block: with `out_stamp`, they tell whether a value is live into the block.
     read_stamp: Vec<u32>,
     def_stamp: Vec<u32>,
+    /// `block_stamp` for the φ results of the current block that are never read.
+    unread_phi: Vec<u32>,
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
     groups_of: Vec<Vec<(u32, u8)>>,
@@ -138,6 +143,7 @@ impl<'a> Assigner<'a> {
             loc: vec![NONE; nv],
             owner: [NO_VALUE; 64],
             owned: 0,
+            dead_owned: 0,
             hint: vec![NONE; nv],
             hint_mask: 0,
             last_pos: vec![0; nv],
@@ -145,6 +151,7 @@ impl<'a> Assigner<'a> {
             out_stamp: vec![0; nv],
             read_stamp: vec![0; nv],
             def_stamp: vec![0; nv],
+            unread_phi: vec![0; nv],
             block_stamp: 0,
             groups_of: vec![Vec::new(); nv],
             groups: Vec::new(),
@@ -248,6 +255,11 @@ impl<'a> Assigner<'a> {
         self.loc[v.index()] = r;
         self.owner[r as usize] = v.0;
         self.owned |= regs::bit(r);
+        if self.unread_phi[v.index()] == self.block_stamp {
+            self.dead_owned |= regs::bit(r);
+        } else {
+            self.dead_owned &= !regs::bit(r);
+        }
     }
 
     fn clear(&mut self, v: Value) {
@@ -255,6 +267,7 @@ impl<'a> Assigner<'a> {
         if r != NONE && self.owner[r as usize] == v.0 {
             self.owner[r as usize] = NO_VALUE;
             self.owned &= !regs::bit(r);
+            self.dead_owned &= !regs::bit(r);
         }
         self.loc[v.index()] = NONE;
     }
@@ -263,8 +276,25 @@ impl<'a> Assigner<'a> {
         self.owned
     }
 
-    /// Registers holding values that are still needed after position `pos`.
-    fn through_mask(&self, pos: u32) -> u64 {
+    /// Registers holding values that are still needed after position `pos`, where the
+    /// instruction reads `read`. Values are freed at their last read, so apart from unread φ
+    /// results (`dead_owned`) only values read at `pos` can die there: this looks at those
+    /// instead of at every owned register.
+    fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
+        let mut m = self.owned & !self.dead_owned;
+        for &v in read {
+            let r = self.loc[v.index()];
+            if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
+                m &= !regs::bit(r);
+            }
+        }
+        debug_assert_eq!(m, self.through_mask_by_scan(pos), "through mask at {pos}");
+        m
+    }
+
+    /// [`Self::through_mask`] by testing every owned register (checks the invariant in debug
+    /// builds).
+    fn through_mask_by_scan(&self, pos: u32) -> u64 {
         let mut m = 0;
         let mut rest = self.owned;
         while rest != 0 {
@@ -391,7 +421,7 @@ impl<'a> Assigner<'a> {
             };
             let mut mb = MachBlock::new(term);
             mb.insts = std::mem::take(&mut self.out[b.index()]);
-            mb.live_in = self.entry[b.index()].clone().unwrap_or_default();
+            mb.live_in = self.entry[b.index()].take().unwrap_or_default();
             mb.ir_block = Some(b.0);
             blocks.push(mb);
         }
@@ -426,6 +456,7 @@ impl<'a> Assigner<'a> {
         // Entry state.
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
+        self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> =
             preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
@@ -443,7 +474,7 @@ impl<'a> Assigner<'a> {
             self.set(v, r);
         }
         // φ results.
-        for &id in insts.iter().filter(|&&i| s.inst(i).kind == InstKind::Phi) {
+        for (pos, &id) in insts.iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
             let inst = s.inst(id);
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
@@ -464,6 +495,9 @@ impl<'a> Assigner<'a> {
                     .pick_single(d, avail)
                     .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for the φ {d} in {b}")))?,
             };
+            if self.dies_at(d, pos as u32) {
+                self.unread_phi[d.index()] = self.block_stamp;
+            }
             self.set(d, r);
             self.note_def(d, r);
             entry.push((d, r));
@@ -635,7 +669,8 @@ impl<'a> Assigner<'a> {
             // An unused constant: nothing to materialise. A copy of a live value: nothing either.
             return Ok(());
         }
-        let through = self.through_mask(pos);
+        // The source (if a value) outlives the copy: a dying one was coalesced above.
+        let through = self.through_mask(pos, &[]);
         let avail = self.allowed & !through;
         let r = self
             .pick_single(d, avail)
@@ -666,22 +701,21 @@ impl<'a> Assigner<'a> {
         };
         instr.dest = Dest::full(r);
         out.push(MachInst::new(instr, Origin::Ir(id)));
-        self.free_dying(inst, pos);
+        if let Operand::Value(v) = operand {
+            self.free_dying(&[v], pos);
+        }
         self.set(d, r);
         self.note_def(d, r);
         Ok(())
     }
 
-    fn free_dying(&mut self, inst: &Inst, pos: u32) {
-        let s = self.shader;
-        let mut dying: SmallVec<[Value; 8]> = SmallVec::new();
-        s.for_each_use(inst, |v| {
+    /// Frees the registers of the values in `read` (what the instruction at `pos` reads) that
+    /// die there.
+    fn free_dying(&mut self, read: &[Value], pos: u32) {
+        for &v in read {
             if self.dies_at(v, pos) {
-                dying.push(v);
+                self.clear(v);
             }
-        });
-        for v in dying {
-            self.clear(v);
         }
     }
 
@@ -689,7 +723,7 @@ impl<'a> Assigner<'a> {
         let s = self.shader;
         let dests = s.get(inst.dests);
         let args = s.get(inst.args);
-        let through = self.through_mask(pos);
+        let through = self.through_mask(pos, args);
         let mut taken = 0u64;
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
@@ -725,7 +759,7 @@ impl<'a> Assigner<'a> {
         let busy = self.owned_mask() | taken;
         let free = self.allowed & !busy & !moves.iter().fold(0u64, |m, &(d, s)| m | regs::bit(d) | regs::bit(s));
         parcopy::emit(&moves, (free != 0).then(|| free.trailing_zeros() as Reg), out);
-        self.free_dying(inst, pos);
+        self.free_dying(args, pos);
         for (d, r, _) in plan {
             if self.dies_at(d, pos) {
                 continue;
@@ -791,7 +825,7 @@ impl<'a> Assigner<'a> {
         {
             reserved |= regs::bit(r);
         }
-        let through = self.through_mask(pos);
+        let through = self.through_mask(pos, &uses);
         for (slot, vals, fixed) in &vectors {
             let n = vals.len() as u8;
             let l0 = self.loc[vals[0].index()];
@@ -1015,7 +1049,7 @@ impl<'a> Assigner<'a> {
             self.blend_call(&m, out);
         }
         // After the instruction.
-        self.free_dying(inst, pos);
+        self.free_dying(&uses, pos);
         self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {
