@@ -93,7 +93,7 @@ fn check(name: &str, shader: &Shader) -> (usize, bool) {
     compare(name, &prepared.shader, &prepared.layout, &live);
     let mut spilled = prepared.shader.clone();
     let mut info = SpillInfo::default();
-    if let Ok(Some(after)) = spill::spill(&mut spilled, 24, &mut info, &live) {
+    if let Ok(Some(after)) = spill::spill(&mut spilled, 24, &mut info, &live, None) {
         compare(&format!("{name}, spilled"), &spilled, &prepared.layout, &after);
         return (prepared.layout.len(), true);
     }
@@ -120,4 +120,44 @@ fn liveness_matches_iterated_data_flow_on_every_sample() {
         shaders >= 80 && blocks > 300 && spilled >= 10,
         "only {shaders} shaders with {blocks} blocks checked, {spilled} of them spilled"
     );
+}
+
+/// `spill::demand_within`: below the budget it reports the exact largest demand (the same as
+/// with no budget); above it, the victims it returns make `spill` produce exactly the program
+/// it produces when it chooses them itself.
+#[test]
+fn demand_walk_hands_its_victims_to_spill_unchanged() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples");
+    let mut samples = Vec::new();
+    collect(&dir, &mut samples);
+    let mut exceeded = 0;
+    for path in &samples {
+        let text = std::fs::read_to_string(path).unwrap();
+        let Ok(ir) = compile_to_ir(&text, &Options::default()) else { continue };
+        for (variant, shader) in &ir.variants {
+            let name = format!("{} ({variant})", path.display());
+            let prepared = tgsi2va::regalloc::prepare::prepare(shader);
+            let s = &prepared.shader;
+            let live = Liveness::compute(s);
+            let spill::Demand::Fits(max) = spill::demand_within(s, &live, u32::MAX) else {
+                panic!("{name}: an unlimited budget was exceeded");
+            };
+            assert_eq!(spill::demand_within(s, &live, max), spill::Demand::Fits(max), "{name}");
+            for budget in [24, max.saturating_sub(1).max(24)] {
+                let spill::Demand::Exceeds(victims) = spill::demand_within(s, &live, budget) else {
+                    assert!(max <= budget, "{name}: demand {max} fits {budget}");
+                    continue;
+                };
+                exceeded += 1;
+                let (mut own, mut handed) = (s.clone(), s.clone());
+                let (mut own_info, mut handed_info) = (SpillInfo::default(), SpillInfo::default());
+                let a = spill::spill(&mut own, budget, &mut own_info, &live, None);
+                let b = spill::spill(&mut handed, budget, &mut handed_info, &live, Some(victims));
+                assert_eq!(a.is_ok(), b.is_ok(), "{name}");
+                assert_eq!(tgsi2va::ir::text::print(&own), tgsi2va::ir::text::print(&handed), "{name} at {budget}");
+                assert_eq!(own_info.slot_of, handed_info.slot_of, "{name} at {budget}");
+            }
+        }
+    }
+    assert!(exceeded >= 10, "only {exceeded} shaders exceeded a budget");
 }

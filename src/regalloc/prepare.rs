@@ -1,4 +1,4 @@
-//! Preparation of the IR for assignment (on a private copy of the shader):
+//! Preparation of the IR for assignment (on the allocator's own copy of the shader):
 //!
 //! 1. unreachable blocks are dropped from the layout and from predecessor lists (with their φ
 //!    arguments);
@@ -27,8 +27,13 @@ pub struct Prepared {
     pub split: Vec<bool>,
 }
 
+/// Prepares a copy of `input`.
 pub fn prepare(input: &Shader) -> Prepared {
-    let mut shader = input.clone();
+    prepare_owned(input.clone())
+}
+
+/// Prepares `shader` in place (no copy: callers that are done with the shader pass it here).
+pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let dom = DomTree::compute(&shader);
     let n = shader.blocks.len();
     // 1. Unreachable predecessors.
