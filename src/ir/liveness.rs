@@ -59,50 +59,49 @@ impl Liveness {
     pub fn compute(shader: &Shader) -> Liveness {
         let nblocks = shader.blocks.len();
         let nvalues = shader.values.len();
-        // Block of each value's definition; whether it is a φ.
+        // Block of each value's definition.
         let mut def_block = vec![u32::MAX; nvalues];
-        let mut def_is_phi = vec![false; nvalues];
+        // Uses that may reach outside their block, as (value, block, at block end?) where
+        // `at_end` = the use happens after every instruction of the block (a φ argument of a
+        // successor, or the branch condition). A use inside the block that defines the value
+        // (the definition comes first in SSA, or is a φ at the top) is not recorded: it adds
+        // nothing to the live sets.
+        let mut raw: Vec<(Value, u32, bool)> = Vec::new();
         for (b, block) in shader.blocks.iter().enumerate() {
-            for id in shader.block_insts(Block(b as u32)) {
+            let b32 = b as u32;
+            for id in shader.block_insts(Block(b32)) {
                 let inst = shader.inst(id);
-                shader.for_each_def(inst, |v| {
-                    def_block[v.index()] = b as u32;
-                    def_is_phi[v.index()] = inst.kind == InstKind::Phi;
-                });
-            }
-            let _ = block;
-        }
-        // Uses per value, as (block, at block end?) in one flat array grouped by value (counted
-        // first, then filled): `at_end` = the use happens after every instruction of the block
-        // (a φ argument of a successor, or the branch condition).
-        let mut start = vec![0u32; nvalues + 1];
-        let for_each_use = |f: &mut dyn FnMut(Value, u32, bool)| {
-            for (b, block) in shader.blocks.iter().enumerate() {
-                for id in shader.block_insts(Block(b as u32)) {
-                    let inst = shader.inst(id);
-                    if inst.kind == InstKind::Phi {
-                        for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
-                            f(arg, pred.0, true);
-                        }
-                    } else {
-                        shader.for_each_use(inst, |v| f(v, b as u32, false));
+                if inst.kind == InstKind::Phi {
+                    for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
+                        raw.push((arg, pred.0, true));
                     }
+                } else {
+                    shader.for_each_use(inst, |v| {
+                        if def_block[v.index()] != b32 {
+                            raw.push((v, b32, false));
+                        }
+                    });
                 }
-                if let Terminator::Branch { cond, .. } = block.term {
-                    f(cond, b as u32, true);
-                }
+                shader.for_each_def(inst, |v| def_block[v.index()] = b32);
             }
-        };
-        for_each_use(&mut |v, _, _| start[v.index() + 1] += 1);
+            if let Terminator::Branch { cond, .. } = block.term {
+                raw.push((cond, b32, true));
+            }
+        }
+        // The same uses grouped by value (counted, then filled; order kept within a value).
+        let mut start = vec![0u32; nvalues + 1];
+        for &(v, _, _) in &raw {
+            start[v.index() + 1] += 1;
+        }
         for v in 0..nvalues {
             start[v + 1] += start[v];
         }
         let mut fill = start.clone();
-        let mut uses = vec![(0u32, false); start[nvalues] as usize];
-        for_each_use(&mut |v, b, at_end| {
+        let mut uses = vec![(0u32, false); raw.len()];
+        for &(v, b, at_end) in &raw {
             uses[fill[v.index()] as usize] = (b, at_end);
             fill[v.index()] += 1;
-        });
+        }
         // (block, value) pairs in value order, grouped by block at the end.
         let mut live_out: Vec<(u32, Value)> = Vec::new();
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
@@ -122,11 +121,8 @@ impl Liveness {
                     if b == defined_in {
                         continue;
                     }
-                } else if b == defined_in && !def_is_phi[v] {
-                    // Used in its defining block: SSA puts the definition first.
-                    continue;
                 } else if b == defined_in {
-                    // A φ destination used in its own block: defined at the block top.
+                    // Used in its defining block, after the definition (SSA; a φ is at the top).
                     continue;
                 }
                 work.push(b);
