@@ -56,12 +56,6 @@ pub struct Assigned {
     pub preload: u16,
 }
 
-/// A read vector (staging read or 64-bit pair) and the base chosen for it.
-#[derive(Clone, Debug)]
-struct Group {
-    values: Vec<Value>,
-}
-
 pub struct Assigner<'a> {
     shader: &'a Shader,
     live: &'a Liveness,
@@ -88,9 +82,16 @@ pub struct Assigner<'a> {
     unread_phi: Vec<u32>,
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
-    groups_of: Vec<Vec<(u32, u8)>>,
-    groups: Vec<Group>,
+    /// (Flat arrays rather than a vector per value or group: most values are in none.)
+    /// Read vectors (staging reads, 64-bit pairs): the values of vector `g` are
+    /// `group_values[group_start[g]..group_start[g + 1]]`; `group_base[g]` its chosen base.
+    group_values: Vec<Value>,
+    group_start: Vec<u32>,
     group_base: Vec<u8>,
+    /// The read vectors of value `v`, as (vector, position), in vector order:
+    /// `member_of[member_start[v]..member_start[v + 1]]`.
+    member_start: Vec<u32>,
+    member_of: Vec<(u32, u8)>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     exit: Vec<Option<Vec<(Value, Reg)>>>,
     out: Vec<Vec<MachInst>>,
@@ -153,9 +154,11 @@ impl<'a> Assigner<'a> {
             def_stamp: vec![0; nv],
             unread_phi: vec![0; nv],
             block_stamp: 0,
-            groups_of: vec![Vec::new(); nv],
-            groups: Vec::new(),
+            group_values: Vec::new(),
+            group_start: vec![0],
             group_base: Vec::new(),
+            member_start: vec![0; nv + 1],
+            member_of: Vec::new(),
             entry: vec![None; nb],
             exit: vec![None; nb],
             out: vec![Vec::new(); nb],
@@ -190,7 +193,7 @@ impl<'a> Assigner<'a> {
                             if inst.staging_is_write(k) || k >= inst.mach.info().staging.len() {
                                 continue;
                             }
-                            let vals = s.get(inst.staging[k]).to_vec();
+                            let vals = s.get(inst.staging[k]);
                             let fixed = (op == Opcode::BLEND).then_some(0u8);
                             if vals.len() >= 2 || fixed.is_some() {
                                 self.add_group(vals, fixed);
@@ -198,7 +201,7 @@ impl<'a> Assigner<'a> {
                         }
                         for src in inst.sources() {
                             if let Operand::Pair(lo, hi) = src.operand {
-                                self.add_group(vec![lo, hi], None);
+                                self.add_group(&[lo, hi], None);
                             }
                         }
                         if let Some((k, r)) = fixed_read(op)
@@ -212,12 +215,26 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
+        // Each value's vectors, grouped by value (counted, then filled in vector order).
+        for v in &self.group_values {
+            self.member_start[v.index() + 1] += 1;
+        }
+        for i in 1..self.member_start.len() {
+            self.member_start[i] += self.member_start[i - 1];
+        }
+        let mut fill = self.member_start.clone();
+        self.member_of = vec![(0, 0); self.group_values.len()];
+        for g in 0..self.group_base.len() {
+            let (lo, hi) = (self.group_start[g] as usize, self.group_start[g + 1] as usize);
+            for (i, v) in self.group_values[lo..hi].iter().enumerate() {
+                self.member_of[fill[v.index()] as usize] = (g as u32, i as u8);
+                fill[v.index()] += 1;
+            }
+        }
     }
 
-    fn add_group(&mut self, values: Vec<Value>, fixed: Option<u8>) {
-        let g = self.groups.len() as u32;
+    fn add_group(&mut self, values: &[Value], fixed: Option<u8>) {
         for (i, v) in values.iter().enumerate() {
-            self.groups_of[v.index()].push((g, i as u8));
             if let Some(base) = fixed
                 && self.hint[v.index()] == NONE
             {
@@ -225,8 +242,19 @@ impl<'a> Assigner<'a> {
                 self.hint_mask |= regs::bit(base + i as u8);
             }
         }
+        self.group_values.extend_from_slice(values);
+        self.group_start.push(self.group_values.len() as u32);
         self.group_base.push(fixed.unwrap_or(NONE));
-        self.groups.push(Group { values });
+    }
+
+    /// The values of read vector `g`.
+    fn group(&self, g: usize) -> &[Value] {
+        &self.group_values[self.group_start[g] as usize..self.group_start[g + 1] as usize]
+    }
+
+    /// The read vectors of `v`: indices into `member_of`.
+    fn memberships(&self, v: Value) -> std::ops::Range<usize> {
+        self.member_start[v.index()] as usize..self.member_start[v.index() + 1] as usize
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -321,7 +349,7 @@ impl<'a> Assigner<'a> {
             return Some(h);
         }
         // First member of an undecided read vector: find a free aligned range for the vector.
-        for &(g, i) in &self.groups_of[v.index()] {
+        for &(g, i) in &self.member_of[self.memberships(v)] {
             if self.group_base[g as usize] != NONE {
                 let want = self.group_base[g as usize].wrapping_add(i);
                 if want < 64 && avail & regs::bit(want) != 0 {
@@ -329,7 +357,7 @@ impl<'a> Assigner<'a> {
                 }
                 continue;
             }
-            let n = self.groups[g as usize].values.len() as u8;
+            let n = self.group(g as usize).len() as u8;
             let owned = self.owned_mask();
             let mut base = 0u8;
             while base + n <= 64 {
@@ -369,20 +397,20 @@ impl<'a> Assigner<'a> {
     /// other members.
     fn note_def(&mut self, v: Value, r: Reg) {
         self.hint_mask &= !regs::bit(r);
-        for k in 0..self.groups_of[v.index()].len() {
-            let (g, i) = self.groups_of[v.index()][k];
+        for k in self.memberships(v) {
+            let (g, i) = self.member_of[k];
             let g = g as usize;
             if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
             }
             let base = r - i;
-            let n = self.groups[g].values.len() as u8;
+            let n = self.group(g).len() as u8;
             if regs::range(base, n).is_none_or(|m| m & self.allowed != m) {
                 continue;
             }
             self.group_base[g] = base;
-            for j in 0..self.groups[g].values.len() {
-                let w = self.groups[g].values[j];
+            for j in 0..n as usize {
+                let w = self.group(g)[j];
                 if self.hint[w.index()] == NONE && self.loc[w.index()] == NONE {
                     self.hint[w.index()] = base + j as u8;
                     self.hint_mask |= regs::bit(base + j as u8);
@@ -512,7 +540,7 @@ impl<'a> Assigner<'a> {
             self.edge_copies(p, b)?;
         }
         // Instructions.
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(insts.len());
         for (pos, &id) in insts.iter().enumerate() {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
