@@ -21,7 +21,6 @@
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Terminator, Value};
 use crate::valhall::{Instr, Opcode, Special};
-use smallvec::SmallVec;
 
 /// Spill bookkeeping (also read by the checker).
 #[derive(Clone, Debug, Default)]
@@ -85,9 +84,12 @@ struct Walker {
     next_use: Vec<u32>,
     spilled: Vec<bool>,
     no_spill: Vec<bool>,
-    /// Scratch for `walk`: the block's instructions and its live set.
+    /// Scratch for `walk`: the block's instructions and its live set, an instruction's
+    /// definitions and (distinct) uses; reused across blocks and instructions.
     insts: Vec<crate::ir::InstId>,
     set: Vec<Value>,
+    defs: Vec<Value>,
+    uses: Vec<Value>,
 }
 
 impl Walker {
@@ -100,6 +102,8 @@ impl Walker {
             no_spill: vec![false; n],
             insts: Vec::new(),
             set: Vec::new(),
+            defs: Vec::new(),
+            uses: Vec::new(),
         }
     }
 
@@ -119,6 +123,8 @@ impl Walker {
         insts.extend(s.block_insts(b));
         let mut set = std::mem::take(&mut self.set);
         set.clear();
+        let mut defs = std::mem::take(&mut self.defs);
+        let mut uses = std::mem::take(&mut self.uses);
         for &v in live_sets.live_out(b) {
             if !self.spilled[v.index()] && !self.live[v.index()] {
                 self.live[v.index()] = true;
@@ -135,9 +141,9 @@ impl Walker {
             if inst.kind == InstKind::Phi {
                 continue;
             }
-            let mut defs: SmallVec<[Value; 8]> = SmallVec::new();
+            defs.clear();
             s.for_each_def(inst, |v| defs.push(v));
-            let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
+            uses.clear();
             s.for_each_use(inst, |v| {
                 if !uses.contains(&v) {
                     uses.push(v);
@@ -199,6 +205,8 @@ impl Walker {
         }
         self.insts = insts;
         self.set = set;
+        self.defs = defs;
+        self.uses = uses;
     }
 }
 
