@@ -1,4 +1,4 @@
-//! Live-in and live-out sets of every block.
+//! Live-out sets of every block.
 //!
 //! SSA liveness by path exploration (Brandner, Boissinot, Darte, Dupont de Dinechin and
 //! Rastello, "Computing Liveness Sets for SSA-Form Programs", 2011): from every use, walk the
@@ -6,16 +6,21 @@
 //! own with a per-block stamp, so the cost is the size of the result (the sum of the live
 //! ranges measured in blocks) plus the number of uses — no iteration to a fixed point.
 //!
+//! Only the live-out sets are stored: the live-in set of a block follows from its live-out set
+//! and its own instructions (`live_in(b)` = the values read in `b` or live out of it, minus
+//! those defined in `b`), which a consumer walking the block has at hand anyway. Storing one
+//! family of sets instead of two halves the cost, which is the size of those sets: blocks ×
+//! values live across them.
+//!
 //! Conventions: a φ's destination is defined at the top of its block and is not live-in; a φ's
 //! argument for predecessor P is used at the end of P, so it is live-out of P. A branch
 //! condition is used at the end of its block.
 
 use super::{Block, InstKind, Shader, Terminator, Value};
 
-/// Live sets of every block; each set is sorted by value number.
+/// Live-out sets of every block; each set is sorted by value number.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
-    live_in: Sets,
     live_out: Sets,
 }
 
@@ -54,52 +59,50 @@ impl Liveness {
     pub fn compute(shader: &Shader) -> Liveness {
         let nblocks = shader.blocks.len();
         let nvalues = shader.values.len();
-        // Block of each value's definition; whether it is a φ.
+        // Block of each value's definition.
         let mut def_block = vec![u32::MAX; nvalues];
-        let mut def_is_phi = vec![false; nvalues];
+        // Uses that may reach outside their block, as (value, block, at block end?) where
+        // `at_end` = the use happens after every instruction of the block (a φ argument of a
+        // successor, or the branch condition). A use inside the block that defines the value
+        // (the definition comes first in SSA, or is a φ at the top) is not recorded: it adds
+        // nothing to the live sets.
+        let mut raw: Vec<(Value, u32, bool)> = Vec::new();
         for (b, block) in shader.blocks.iter().enumerate() {
-            for id in shader.block_insts(Block(b as u32)) {
+            let b32 = b as u32;
+            for id in shader.block_insts(Block(b32)) {
                 let inst = shader.inst(id);
-                shader.for_each_def(inst, |v| {
-                    def_block[v.index()] = b as u32;
-                    def_is_phi[v.index()] = inst.kind == InstKind::Phi;
-                });
-            }
-            let _ = block;
-        }
-        // Uses per value, as (block, at block end?) in one flat array grouped by value (counted
-        // first, then filled): `at_end` = the use happens after every instruction of the block
-        // (a φ argument of a successor, or the branch condition).
-        let mut start = vec![0u32; nvalues + 1];
-        let for_each_use = |f: &mut dyn FnMut(Value, u32, bool)| {
-            for (b, block) in shader.blocks.iter().enumerate() {
-                for id in shader.block_insts(Block(b as u32)) {
-                    let inst = shader.inst(id);
-                    if inst.kind == InstKind::Phi {
-                        for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
-                            f(arg, pred.0, true);
-                        }
-                    } else {
-                        shader.for_each_use(inst, |v| f(v, b as u32, false));
+                if inst.kind == InstKind::Phi {
+                    for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
+                        raw.push((arg, pred.0, true));
                     }
+                } else {
+                    shader.for_each_use(inst, |v| {
+                        if def_block[v.index()] != b32 {
+                            raw.push((v, b32, false));
+                        }
+                    });
                 }
-                if let Terminator::Branch { cond, .. } = block.term {
-                    f(cond, b as u32, true);
-                }
+                shader.for_each_def(inst, |v| def_block[v.index()] = b32);
             }
-        };
-        for_each_use(&mut |v, _, _| start[v.index() + 1] += 1);
+            if let Terminator::Branch { cond, .. } = block.term {
+                raw.push((cond, b32, true));
+            }
+        }
+        // The same uses grouped by value (counted, then filled; order kept within a value).
+        let mut start = vec![0u32; nvalues + 1];
+        for &(v, _, _) in &raw {
+            start[v.index() + 1] += 1;
+        }
         for v in 0..nvalues {
             start[v + 1] += start[v];
         }
         let mut fill = start.clone();
-        let mut uses = vec![(0u32, false); start[nvalues] as usize];
-        for_each_use(&mut |v, b, at_end| {
+        let mut uses = vec![(0u32, false); raw.len()];
+        for &(v, b, at_end) in &raw {
             uses[fill[v.index()] as usize] = (b, at_end);
             fill[v.index()] += 1;
-        });
+        }
         // (block, value) pairs in value order, grouped by block at the end.
-        let mut live_in: Vec<(u32, Value)> = Vec::new();
         let mut live_out: Vec<(u32, Value)> = Vec::new();
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
         let mut stamp_in = vec![0u32; nblocks];
@@ -118,11 +121,8 @@ impl Liveness {
                     if b == defined_in {
                         continue;
                     }
-                } else if b == defined_in && !def_is_phi[v] {
-                    // Used in its defining block: SSA puts the definition first.
-                    continue;
                 } else if b == defined_in {
-                    // A φ destination used in its own block: defined at the block top.
+                    // Used in its defining block, after the definition (SSA; a φ is at the top).
                     continue;
                 }
                 work.push(b);
@@ -132,7 +132,6 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[bi] = tag;
-                    live_in.push((b, value));
                     for &p in &shader.blocks[bi].preds {
                         let pi = p.index();
                         if stamp_out[pi] != tag {
@@ -146,21 +145,34 @@ impl Liveness {
                 }
             }
         }
-        Liveness { live_in: Sets::from_pairs(nblocks, &live_in), live_out: Sets::from_pairs(nblocks, &live_out) }
+        Liveness { live_out: Sets::from_pairs(nblocks, &live_out) }
     }
 
-    /// The values live at the top of `b` (φ results excluded), sorted.
-    pub fn live_in(&self, b: Block) -> &[Value] {
-        self.live_in.get(b)
+    /// The values live at the top of `b` (φ results excluded), sorted: those read in `b` (φ
+    /// arguments excepted: they are read at the end of the predecessors) or live out of it,
+    /// and not defined in `b`. Derived on request, in time linear in the block and its live-out
+    /// set (the allocator derives it on the fly instead).
+    pub fn live_in(&self, shader: &Shader, b: Block) -> Vec<Value> {
+        let mut defined = Vec::new();
+        let mut read = Vec::new();
+        for id in shader.block_insts(b) {
+            let inst = shader.inst(id);
+            if inst.kind != InstKind::Phi {
+                shader.for_each_use(inst, |v| read.push(v));
+            }
+            shader.for_each_def(inst, |v| defined.push(v));
+        }
+        read.extend_from_slice(self.live_out(b));
+        read.sort_unstable();
+        read.dedup();
+        defined.sort_unstable();
+        read.retain(|v| defined.binary_search(v).is_err());
+        read
     }
 
     /// The values live at the end of `b` (φ arguments for successors included), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
         self.live_out.get(b)
-    }
-
-    pub fn is_live_in(&self, b: Block, v: Value) -> bool {
-        self.live_in(b).binary_search(&v).is_ok()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {
@@ -191,9 +203,9 @@ mod tests {
         let _ = b.fadd(p, x);
         let live = Liveness::compute(&s);
         assert_eq!(live.live_out(Block(0)), [x, y], "x for then/join, y as the φ argument; the branch reads x too");
-        assert_eq!(live.live_in(Block(1)), [x]);
+        assert_eq!(live.live_in(&s, Block(1)), [x]);
         assert_eq!(live.live_out(Block(1)), [x, z]);
-        assert_eq!(live.live_in(Block(2)), [x], "the φ result is not live-in");
+        assert_eq!(live.live_in(&s, Block(2)), [x], "the φ result is not live-in");
         assert!(live.live_out(Block(2)).is_empty());
     }
 
@@ -219,10 +231,11 @@ mod tests {
         s.record_defs(def);
         s.set_terminator(body, Terminator::Jump(header));
         let live = Liveness::compute(&s);
-        assert!(live.is_live_in(header, limit) && live.is_live_in(body, limit) && live.is_live_out(body, limit));
+        let live_in = |b: Block, v: Value| live.live_in(&s, b).contains(&v);
+        assert!(live_in(header, limit) && live_in(body, limit) && live.is_live_out(body, limit));
         assert!(live.is_live_out(body, next), "φ argument of the back edge");
-        assert!(!live.is_live_in(header, i));
-        assert!(live.is_live_in(body, i));
-        assert!(!live.is_live_in(exit, limit));
+        assert!(!live_in(header, i));
+        assert!(live_in(body, i));
+        assert!(!live_in(exit, limit));
     }
 }

@@ -56,12 +56,6 @@ pub struct Assigned {
     pub preload: u16,
 }
 
-/// A read vector (staging read or 64-bit pair) and the base chosen for it.
-#[derive(Clone, Debug)]
-struct Group {
-    values: Vec<Value>,
-}
-
 pub struct Assigner<'a> {
     shader: &'a Shader,
     live: &'a Liveness,
@@ -70,6 +64,9 @@ pub struct Assigner<'a> {
     owner: [u32; 64],
     /// Registers whose `owner` is set.
     owned: u64,
+    /// Owned registers whose value is already dead: results of φs nobody reads (every other
+    /// value is freed at its last read or never placed), marked by `unread_phi`.
+    dead_owned: u64,
     hint: Vec<u8>,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
@@ -77,11 +74,24 @@ pub struct Assigner<'a> {
     last_pos: Vec<u32>,
     pos_stamp: Vec<u32>,
     out_stamp: Vec<u32>,
+    /// `block_stamp` when the value is read (φ arguments excepted) or defined in the current
+    /// block: with `out_stamp`, they tell whether a value is live into the block.
+    read_stamp: Vec<u32>,
+    def_stamp: Vec<u32>,
+    /// `block_stamp` for the φ results of the current block that are never read.
+    unread_phi: Vec<u32>,
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
-    groups_of: Vec<Vec<(u32, u8)>>,
-    groups: Vec<Group>,
+    /// (Flat arrays rather than a vector per value or group: most values are in none.)
+    /// Read vectors (staging reads, 64-bit pairs): the values of vector `g` are
+    /// `group_values[group_start[g]..group_start[g + 1]]`; `group_base[g]` its chosen base.
+    group_values: Vec<Value>,
+    group_start: Vec<u32>,
     group_base: Vec<u8>,
+    /// The read vectors of value `v`, as (vector, position), in vector order:
+    /// `member_of[member_start[v]..member_start[v + 1]]`.
+    member_start: Vec<u32>,
+    member_of: Vec<(u32, u8)>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     exit: Vec<Option<Vec<(Value, Reg)>>>,
     out: Vec<Vec<MachInst>>,
@@ -134,15 +144,21 @@ impl<'a> Assigner<'a> {
             loc: vec![NONE; nv],
             owner: [NO_VALUE; 64],
             owned: 0,
+            dead_owned: 0,
             hint: vec![NONE; nv],
             hint_mask: 0,
             last_pos: vec![0; nv],
             pos_stamp: vec![0; nv],
             out_stamp: vec![0; nv],
+            read_stamp: vec![0; nv],
+            def_stamp: vec![0; nv],
+            unread_phi: vec![0; nv],
             block_stamp: 0,
-            groups_of: vec![Vec::new(); nv],
-            groups: Vec::new(),
+            group_values: Vec::new(),
+            group_start: vec![0],
             group_base: Vec::new(),
+            member_start: vec![0; nv + 1],
+            member_of: Vec::new(),
             entry: vec![None; nb],
             exit: vec![None; nb],
             out: vec![Vec::new(); nb],
@@ -177,7 +193,7 @@ impl<'a> Assigner<'a> {
                             if inst.staging_is_write(k) || k >= inst.mach.info().staging.len() {
                                 continue;
                             }
-                            let vals = s.get(inst.staging[k]).to_vec();
+                            let vals = s.get(inst.staging[k]);
                             let fixed = (op == Opcode::BLEND).then_some(0u8);
                             if vals.len() >= 2 || fixed.is_some() {
                                 self.add_group(vals, fixed);
@@ -185,7 +201,7 @@ impl<'a> Assigner<'a> {
                         }
                         for src in inst.sources() {
                             if let Operand::Pair(lo, hi) = src.operand {
-                                self.add_group(vec![lo, hi], None);
+                                self.add_group(&[lo, hi], None);
                             }
                         }
                         if let Some((k, r)) = fixed_read(op)
@@ -199,12 +215,26 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
+        // Each value's vectors, grouped by value (counted, then filled in vector order).
+        for v in &self.group_values {
+            self.member_start[v.index() + 1] += 1;
+        }
+        for i in 1..self.member_start.len() {
+            self.member_start[i] += self.member_start[i - 1];
+        }
+        let mut fill = self.member_start.clone();
+        self.member_of = vec![(0, 0); self.group_values.len()];
+        for g in 0..self.group_base.len() {
+            let (lo, hi) = (self.group_start[g] as usize, self.group_start[g + 1] as usize);
+            for (i, v) in self.group_values[lo..hi].iter().enumerate() {
+                self.member_of[fill[v.index()] as usize] = (g as u32, i as u8);
+                fill[v.index()] += 1;
+            }
+        }
     }
 
-    fn add_group(&mut self, values: Vec<Value>, fixed: Option<u8>) {
-        let g = self.groups.len() as u32;
+    fn add_group(&mut self, values: &[Value], fixed: Option<u8>) {
         for (i, v) in values.iter().enumerate() {
-            self.groups_of[v.index()].push((g, i as u8));
             if let Some(base) = fixed
                 && self.hint[v.index()] == NONE
             {
@@ -212,8 +242,19 @@ impl<'a> Assigner<'a> {
                 self.hint_mask |= regs::bit(base + i as u8);
             }
         }
+        self.group_values.extend_from_slice(values);
+        self.group_start.push(self.group_values.len() as u32);
         self.group_base.push(fixed.unwrap_or(NONE));
-        self.groups.push(Group { values });
+    }
+
+    /// The values of read vector `g`.
+    fn group(&self, g: usize) -> &[Value] {
+        &self.group_values[self.group_start[g] as usize..self.group_start[g + 1] as usize]
+    }
+
+    /// The read vectors of `v`: indices into `member_of`.
+    fn memberships(&self, v: Value) -> std::ops::Range<usize> {
+        self.member_start[v.index()] as usize..self.member_start[v.index() + 1] as usize
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -225,6 +266,14 @@ impl<'a> Assigner<'a> {
         self.out_stamp[v.index()] == self.block_stamp
     }
 
+    /// Whether `v` is live into the current block: read in it or live out of it, and not
+    /// defined in it (see `ir::liveness`).
+    fn live_in(&self, v: Value) -> bool {
+        let i = v.index();
+        (self.out_stamp[i] == self.block_stamp || self.read_stamp[i] == self.block_stamp)
+            && self.def_stamp[i] != self.block_stamp
+    }
+
     /// Whether `v` is dead after the instruction at position `pos` of the current block.
     fn dies_at(&self, v: Value, pos: u32) -> bool {
         !self.live_out(v) && self.pos_stamp[v.index()] == self.block_stamp && self.last_pos[v.index()] <= pos
@@ -234,6 +283,11 @@ impl<'a> Assigner<'a> {
         self.loc[v.index()] = r;
         self.owner[r as usize] = v.0;
         self.owned |= regs::bit(r);
+        if self.unread_phi[v.index()] == self.block_stamp {
+            self.dead_owned |= regs::bit(r);
+        } else {
+            self.dead_owned &= !regs::bit(r);
+        }
     }
 
     fn clear(&mut self, v: Value) {
@@ -241,6 +295,7 @@ impl<'a> Assigner<'a> {
         if r != NONE && self.owner[r as usize] == v.0 {
             self.owner[r as usize] = NO_VALUE;
             self.owned &= !regs::bit(r);
+            self.dead_owned &= !regs::bit(r);
         }
         self.loc[v.index()] = NONE;
     }
@@ -249,8 +304,25 @@ impl<'a> Assigner<'a> {
         self.owned
     }
 
-    /// Registers holding values that are still needed after position `pos`.
-    fn through_mask(&self, pos: u32) -> u64 {
+    /// Registers holding values that are still needed after position `pos`, where the
+    /// instruction reads `read`. Values are freed at their last read, so apart from unread φ
+    /// results (`dead_owned`) only values read at `pos` can die there: this looks at those
+    /// instead of at every owned register.
+    fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
+        let mut m = self.owned & !self.dead_owned;
+        for &v in read {
+            let r = self.loc[v.index()];
+            if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
+                m &= !regs::bit(r);
+            }
+        }
+        debug_assert_eq!(m, self.through_mask_by_scan(pos), "through mask at {pos}");
+        m
+    }
+
+    /// [`Self::through_mask`] by testing every owned register (checks the invariant in debug
+    /// builds).
+    fn through_mask_by_scan(&self, pos: u32) -> u64 {
         let mut m = 0;
         let mut rest = self.owned;
         while rest != 0 {
@@ -277,7 +349,7 @@ impl<'a> Assigner<'a> {
             return Some(h);
         }
         // First member of an undecided read vector: find a free aligned range for the vector.
-        for &(g, i) in &self.groups_of[v.index()] {
+        for &(g, i) in &self.member_of[self.memberships(v)] {
             if self.group_base[g as usize] != NONE {
                 let want = self.group_base[g as usize].wrapping_add(i);
                 if want < 64 && avail & regs::bit(want) != 0 {
@@ -285,7 +357,7 @@ impl<'a> Assigner<'a> {
                 }
                 continue;
             }
-            let n = self.groups[g as usize].values.len() as u8;
+            let n = self.group(g as usize).len() as u8;
             let owned = self.owned_mask();
             let mut base = 0u8;
             while base + n <= 64 {
@@ -325,20 +397,20 @@ impl<'a> Assigner<'a> {
     /// other members.
     fn note_def(&mut self, v: Value, r: Reg) {
         self.hint_mask &= !regs::bit(r);
-        for k in 0..self.groups_of[v.index()].len() {
-            let (g, i) = self.groups_of[v.index()][k];
+        for k in self.memberships(v) {
+            let (g, i) = self.member_of[k];
             let g = g as usize;
             if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
             }
             let base = r - i;
-            let n = self.groups[g].values.len() as u8;
+            let n = self.group(g).len() as u8;
             if regs::range(base, n).is_none_or(|m| m & self.allowed != m) {
                 continue;
             }
             self.group_base[g] = base;
-            for j in 0..self.groups[g].values.len() {
-                let w = self.groups[g].values[j];
+            for j in 0..n as usize {
+                let w = self.group(g)[j];
                 if self.hint[w.index()] == NONE && self.loc[w.index()] == NONE {
                     self.hint[w.index()] = base + j as u8;
                     self.hint_mask |= regs::bit(base + j as u8);
@@ -377,7 +449,7 @@ impl<'a> Assigner<'a> {
             };
             let mut mb = MachBlock::new(term);
             mb.insts = std::mem::take(&mut self.out[b.index()]);
-            mb.live_in = self.entry[b.index()].clone().unwrap_or_default();
+            mb.live_in = self.entry[b.index()].take().unwrap_or_default();
             mb.ir_block = Some(b.0);
             blocks.push(mb);
         }
@@ -396,18 +468,23 @@ impl<'a> Assigner<'a> {
         insts.extend(s.block_insts(b));
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
-            let mut mark = |v: Value| {
+            if inst.kind != InstKind::Phi {
+                s.for_each_use(inst, |v| {
+                    self.pos_stamp[v.index()] = stamp;
+                    self.last_pos[v.index()] = pos as u32;
+                    self.read_stamp[v.index()] = stamp;
+                });
+            }
+            s.for_each_def(inst, |v| {
                 self.pos_stamp[v.index()] = stamp;
                 self.last_pos[v.index()] = pos as u32;
-            };
-            if inst.kind != InstKind::Phi {
-                s.for_each_use(inst, &mut mark);
-            }
-            s.for_each_def(inst, &mut mark);
+                self.def_stamp[v.index()] = stamp;
+            });
         }
         // Entry state.
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
+        self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> =
             preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
@@ -416,7 +493,7 @@ impl<'a> Assigner<'a> {
             && let Some(exit) = &self.exit[first.index()]
         {
             for &(v, r) in exit {
-                if self.live.is_live_in(b, v) {
+                if self.live_in(v) {
                     entry.push((v, r));
                 }
             }
@@ -425,7 +502,7 @@ impl<'a> Assigner<'a> {
             self.set(v, r);
         }
         // φ results.
-        for &id in insts.iter().filter(|&&i| s.inst(i).kind == InstKind::Phi) {
+        for (pos, &id) in insts.iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
             let inst = s.inst(id);
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
@@ -446,6 +523,9 @@ impl<'a> Assigner<'a> {
                     .pick_single(d, avail)
                     .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for the φ {d} in {b}")))?,
             };
+            if self.dies_at(d, pos as u32) {
+                self.unread_phi[d.index()] = self.block_stamp;
+            }
             self.set(d, r);
             self.note_def(d, r);
             entry.push((d, r));
@@ -460,7 +540,7 @@ impl<'a> Assigner<'a> {
             self.edge_copies(p, b)?;
         }
         // Instructions.
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(insts.len());
         for (pos, &id) in insts.iter().enumerate() {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
@@ -617,7 +697,8 @@ impl<'a> Assigner<'a> {
             // An unused constant: nothing to materialise. A copy of a live value: nothing either.
             return Ok(());
         }
-        let through = self.through_mask(pos);
+        // The source (if a value) outlives the copy: a dying one was coalesced above.
+        let through = self.through_mask(pos, &[]);
         let avail = self.allowed & !through;
         let r = self
             .pick_single(d, avail)
@@ -648,22 +729,21 @@ impl<'a> Assigner<'a> {
         };
         instr.dest = Dest::full(r);
         out.push(MachInst::new(instr, Origin::Ir(id)));
-        self.free_dying(inst, pos);
+        if let Operand::Value(v) = operand {
+            self.free_dying(&[v], pos);
+        }
         self.set(d, r);
         self.note_def(d, r);
         Ok(())
     }
 
-    fn free_dying(&mut self, inst: &Inst, pos: u32) {
-        let s = self.shader;
-        let mut dying: SmallVec<[Value; 8]> = SmallVec::new();
-        s.for_each_use(inst, |v| {
+    /// Frees the registers of the values in `read` (what the instruction at `pos` reads) that
+    /// die there.
+    fn free_dying(&mut self, read: &[Value], pos: u32) {
+        for &v in read {
             if self.dies_at(v, pos) {
-                dying.push(v);
+                self.clear(v);
             }
-        });
-        for v in dying {
-            self.clear(v);
         }
     }
 
@@ -671,7 +751,7 @@ impl<'a> Assigner<'a> {
         let s = self.shader;
         let dests = s.get(inst.dests);
         let args = s.get(inst.args);
-        let through = self.through_mask(pos);
+        let through = self.through_mask(pos, args);
         let mut taken = 0u64;
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
@@ -707,7 +787,7 @@ impl<'a> Assigner<'a> {
         let busy = self.owned_mask() | taken;
         let free = self.allowed & !busy & !moves.iter().fold(0u64, |m, &(d, s)| m | regs::bit(d) | regs::bit(s));
         parcopy::emit(&moves, (free != 0).then(|| free.trailing_zeros() as Reg), out);
-        self.free_dying(inst, pos);
+        self.free_dying(args, pos);
         for (d, r, _) in plan {
             if self.dies_at(d, pos) {
                 continue;
@@ -773,7 +853,7 @@ impl<'a> Assigner<'a> {
         {
             reserved |= regs::bit(r);
         }
-        let through = self.through_mask(pos);
+        let through = self.through_mask(pos, &uses);
         for (slot, vals, fixed) in &vectors {
             let n = vals.len() as u8;
             let l0 = self.loc[vals[0].index()];
@@ -997,7 +1077,7 @@ impl<'a> Assigner<'a> {
             self.blend_call(&m, out);
         }
         // After the instruction.
-        self.free_dying(inst, pos);
+        self.free_dying(&uses, pos);
         self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {

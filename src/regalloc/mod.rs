@@ -60,9 +60,15 @@ pub struct Allocation {
     pub spill: spill::SpillInfo,
 }
 
-/// Allocates registers for a verified, legalised shader.
+/// Allocates registers for a verified, legalised shader (a copy of it: see [`allocate_owned`]).
 pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> {
-    let prepared = prepare::prepare(input);
+    allocate_owned(input.clone(), options)
+}
+
+/// [`allocate`] for a caller that no longer needs the shader: it is prepared in place, which
+/// saves copying it (a few per cent of a whole compile).
+pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Error> {
+    let prepared = prepare::prepare_owned(input);
     if (options.check || cfg!(debug_assertions))
         && let Err(errors) = crate::ir::verify::verify(&prepared.shader)
     {
@@ -71,7 +77,12 @@ pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> 
     // The prepared shader is allocated as it is unless it needs spilling: its liveness serves
     // the demand and those attempts, and it is moved (not copied) into the result.
     let live = Liveness::compute(&prepared.shader);
-    let demand = spill::max_demand(&prepared.shader, &live);
+    // The demand matters up to the full register file; beyond it, the walk that measured it
+    // has chosen the first values to spill.
+    let (demand, mut first_victims) = match spill::demand_within(&prepared.shader, &live, 64) {
+        spill::Demand::Fits(d) => (d, None),
+        spill::Demand::Exceeds(victims) => (u32::MAX, Some(victims)),
+    };
     let mut last_error = String::new();
     let no_spill = spill::SpillInfo::default();
     if options.allow_32 && demand <= 32 {
@@ -87,7 +98,8 @@ pub fn allocate(input: &Shader, options: &Options) -> Result<Allocation, Error> 
         let mut info = spill::SpillInfo { tls_end: aligned_base, ..Default::default() };
         let result = if demand > budget || budget < 64 {
             let mut shader = prepared.shader.clone();
-            let spilled = spill::spill(&mut shader, budget, &mut info, &live).map_err(Error::OutOfRegisters)?;
+            let first = if budget == 64 { first_victims.take() } else { None };
+            let spilled = spill::spill(&mut shader, budget, &mut info, &live, first).map_err(Error::OutOfRegisters)?;
             try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options)
                 .map(|mach| Allocation { mach, shader, spill: info })
         } else {

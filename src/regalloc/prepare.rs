@@ -1,4 +1,4 @@
-//! Preparation of the IR for assignment (on a private copy of the shader):
+//! Preparation of the IR for assignment (on the allocator's own copy of the shader):
 //!
 //! 1. unreachable blocks are dropped from the layout and from predecessor lists (with their φ
 //!    arguments);
@@ -16,7 +16,7 @@
 //! Linear in the size of the shader, except step 3 (the sum of the loop sizes).
 
 use crate::ir::dom::DomTree;
-use crate::ir::{Block, InstKind, Operand, Shader, Terminator, Value};
+use crate::ir::{Block, InstId, InstKind, Operand, Shader, Terminator, Value};
 
 /// The prepared shader and its layout.
 pub struct Prepared {
@@ -27,8 +27,13 @@ pub struct Prepared {
     pub split: Vec<bool>,
 }
 
+/// Prepares a copy of `input`.
 pub fn prepare(input: &Shader) -> Prepared {
-    let mut shader = input.clone();
+    prepare_owned(input.clone())
+}
+
+/// Prepares `shader` in place (no copy: callers that are done with the shader pass it here).
+pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let dom = DomTree::compute(&shader);
     let n = shader.blocks.len();
     // 1. Unreachable predecessors.
@@ -36,11 +41,11 @@ pub fn prepare(input: &Shader) -> Prepared {
         if !dom.is_reachable(Block(b as u32)) {
             continue;
         }
-        let preds = shader.blocks[b].preds.clone();
-        let keep: Vec<bool> = preds.iter().map(|p| dom.is_reachable(*p)).collect();
-        if keep.iter().all(|&k| k) {
+        if shader.blocks[b].preds.iter().all(|&p| dom.is_reachable(p)) {
             continue;
         }
+        let preds = shader.blocks[b].preds.clone();
+        let keep: Vec<bool> = preds.iter().map(|p| dom.is_reachable(*p)).collect();
         let ids: Vec<_> = shader.blocks[b].insts.clone();
         for id in ids {
             let inst = *shader.inst(id);
@@ -59,7 +64,11 @@ pub fn prepare(input: &Shader) -> Prepared {
     let mut renames: Vec<(Value, Value)> = Vec::new();
     let mut preloads = Vec::new();
     for b in 0..n {
-        if !dom.is_reachable(Block(b as u32)) {
+        let is_preload = |id: &InstId| {
+            let inst = shader.inst(*id);
+            matches!(inst.kind, InstKind::Preload(_)) && !inst.dead
+        };
+        if !dom.is_reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
             continue;
         }
         let ids = std::mem::take(&mut shader.blocks[b].insts);
@@ -111,7 +120,7 @@ pub fn prepare(input: &Shader) -> Prepared {
     let mut after: Vec<Vec<Block>> = vec![Vec::new(); n];
     let mut before: Vec<Vec<Block>> = vec![Vec::new(); n];
     let mut tail: Vec<Block> = Vec::new();
-    for &p in &layout.clone() {
+    for &p in &layout {
         let Terminator::Branch { cond, if_zero, taken, fallthrough } = shader.blocks[p.index()].term else {
             continue;
         };

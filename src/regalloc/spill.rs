@@ -21,7 +21,6 @@
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstKind, Operand, Shader, Src, Terminator, Value};
 use crate::valhall::{Instr, Opcode, Special};
-use smallvec::SmallVec;
 
 /// Spill bookkeeping (also read by the checker).
 #[derive(Clone, Debug, Default)]
@@ -55,14 +54,29 @@ fn vector_slack(shader: &Shader, inst: &Inst) -> u32 {
     n
 }
 
-/// Largest demand of the shader (`live` is its liveness).
-pub fn max_demand(shader: &Shader, live: &Liveness) -> u32 {
+/// The demand of a shader measured against a budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Demand {
+    /// The largest demand, which fits the budget.
+    Fits(u32),
+    /// The demand exceeds the budget somewhere; the values the first round of [`spill`] with
+    /// that budget chooses (the walk that finds the excess is the one that picks them, so they
+    /// are handed to `spill` rather than found again).
+    Exceeds(Vec<Value>),
+}
+
+/// The largest demand of the shader (`live` is its liveness) when it is at most `budget`, else
+/// the first spilling round's choice.
+pub fn demand_within(shader: &Shader, live: &Liveness, budget: u32) -> Demand {
     let mut walker = Walker::new(shader);
     let mut worst = 0;
+    let mut victims = Vec::new();
     for b in 0..shader.blocks.len() {
-        walker.walk(shader, live, Block(b as u32), u32::MAX, &mut |_, _, d| worst = worst.max(d), &mut Vec::new());
+        walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, d| worst = worst.max(d), &mut victims);
     }
-    worst
+    // Without victims the budget never acted, so `worst` is the true largest demand; demand
+    // left above the budget means there was nothing to spill at that point.
+    if victims.is_empty() && worst <= budget { Demand::Fits(worst) } else { Demand::Exceeds(victims) }
 }
 
 struct Walker {
@@ -70,9 +84,12 @@ struct Walker {
     next_use: Vec<u32>,
     spilled: Vec<bool>,
     no_spill: Vec<bool>,
-    /// Scratch for `walk`: the block's instructions and its live set.
+    /// Scratch for `walk`: the block's instructions and its live set, an instruction's
+    /// definitions and (distinct) uses; reused across blocks and instructions.
     insts: Vec<crate::ir::InstId>,
     set: Vec<Value>,
+    defs: Vec<Value>,
+    uses: Vec<Value>,
 }
 
 impl Walker {
@@ -85,6 +102,8 @@ impl Walker {
             no_spill: vec![false; n],
             insts: Vec::new(),
             set: Vec::new(),
+            defs: Vec::new(),
+            uses: Vec::new(),
         }
     }
 
@@ -104,6 +123,8 @@ impl Walker {
         insts.extend(s.block_insts(b));
         let mut set = std::mem::take(&mut self.set);
         set.clear();
+        let mut defs = std::mem::take(&mut self.defs);
+        let mut uses = std::mem::take(&mut self.uses);
         for &v in live_sets.live_out(b) {
             if !self.spilled[v.index()] && !self.live[v.index()] {
                 self.live[v.index()] = true;
@@ -120,9 +141,9 @@ impl Walker {
             if inst.kind == InstKind::Phi {
                 continue;
             }
-            let mut defs: SmallVec<[Value; 8]> = SmallVec::new();
+            defs.clear();
             s.for_each_def(inst, |v| defs.push(v));
-            let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
+            uses.clear();
             s.for_each_use(inst, |v| {
                 if !uses.contains(&v) {
                     uses.push(v);
@@ -184,6 +205,8 @@ impl Walker {
         }
         self.insts = insts;
         self.set = set;
+        self.defs = defs;
+        self.uses = uses;
     }
 }
 
@@ -216,14 +239,16 @@ fn load(shader: &mut Shader, offset: u32) -> (Inst, Value) {
 }
 
 /// Spills until the demand fits `budget` everywhere (or gives up after a few rounds). `live` is
-/// the liveness of `shader` as passed in. Returns the liveness of the spilled shader, or `None`
-/// when nothing was spilled (`live` still holds); an error when the spill area would not fit
-/// the 16-bit offsets.
+/// the liveness of `shader` as passed in; `first` the victims of the first round when
+/// [`demand_within`] already chose them (with the same budget, on `shader` with a fresh `info`).
+/// Returns the liveness of the spilled shader, or `None` when nothing was spilled (`live` still
+/// holds); an error when the spill area would not fit the 16-bit offsets.
 pub fn spill(
     shader: &mut Shader,
     budget: u32,
     info: &mut SpillInfo,
     live: &Liveness,
+    mut first: Option<Vec<Value>>,
 ) -> Result<Option<Liveness>, String> {
     let mut no_spill: Vec<Value> = info.fill_of.iter().map(|f| f.0).collect();
     no_spill.extend(info.slot_of.iter().map(|s| s.0));
@@ -233,14 +258,20 @@ pub fn spill(
             Some(l) => l,
             None => live,
         };
-        let mut walker = Walker::new(shader);
-        for &v in &no_spill {
-            walker.no_spill[v.index()] = true;
-        }
-        let mut victims = Vec::new();
-        for b in 0..shader.blocks.len() {
-            walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, _| {}, &mut victims);
-        }
+        let victims = match first.take() {
+            Some(victims) => victims,
+            None => {
+                let mut walker = Walker::new(shader);
+                for &v in &no_spill {
+                    walker.no_spill[v.index()] = true;
+                }
+                let mut victims = Vec::new();
+                for b in 0..shader.blocks.len() {
+                    walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, _| {}, &mut victims);
+                }
+                victims
+            }
+        };
         if victims.is_empty() {
             return Ok(rewritten);
         }
