@@ -162,14 +162,14 @@ fn compile_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<Compil
     let mut meta = ir.meta;
     let backend = blob::Options::default();
     let mut compiled = Vec::with_capacity(ir.variants.len());
-    for (name, shader) in &ir.variants {
+    for (name, shader) in ir.variants {
         let failed = |e: blob::Error| {
             Diagnostics::from(
                 Diagnostic::error("E0390", Span::default(), format!("the back end failed on the {name} variant: {e}"))
                     .with_note("this is a bug in tgsi2va; please report it with the input file"),
             )
         };
-        let alloc = crate::regalloc::allocate(shader, &backend.regalloc).map_err(|e| failed(e.into()))?;
+        let alloc = crate::regalloc::allocate_owned(shader, &backend.regalloc).map_err(|e| failed(e.into()))?;
         laps.lap(|t| &mut t.regalloc);
         let c = blob::finish(alloc).map_err(failed)?;
         laps.lap(|t| &mut t.flow_emit);
@@ -177,7 +177,7 @@ fn compile_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<Compil
             let title = if name == "main" { "backend".to_string() } else { format!("backend ({name})") };
             dumps.push((title, c.assembly()));
         }
-        compiled.push((name.clone(), c));
+        compiled.push((name, c));
     }
     let parts: Vec<(&str, &[u8], &blob::VariantInfo)> =
         compiled.iter().map(|(n, c)| (n.as_str(), c.code.as_slice(), &c.info)).collect();
