@@ -33,8 +33,8 @@ use crate::emit::meta;
 use crate::ir::{Block, Inst, InstId, InstKind, Shader, Stage, Terminator, Value};
 use crate::tgsi::ast::{File, Instruction, Processor, Program};
 use crate::tgsi::opcodes::{FlowRole, Opcode};
+use rustc_hash::FxHashMap;
 use ssa::{Snapshot, SsaState, Var};
-use std::collections::HashMap;
 
 pub use io::FauLayout;
 
@@ -166,15 +166,15 @@ pub(crate) struct Ctx<'p> {
     layout: Vec<Block>,
     pub ssa: SsaState,
     /// First variable of each register (4 consecutive variables, x y z w).
-    reg_vars: HashMap<(File, i64), Var>,
+    reg_vars: FxHashMap<(File, i64), Var>,
     /// Undefined-value stand-ins, one per variable.
-    undefs: HashMap<Var, Value>,
+    undefs: FxHashMap<Var, Value>,
     constructs: Vec<Construct>,
     /// For every control-flow opening instruction, the index of its closing one; for IF also
     /// the ELSE (`else_of`).
     end_of: Vec<usize>,
     /// BGNSUB instruction indices by their label position.
-    subs: HashMap<usize, usize>,
+    subs: FxHashMap<usize, usize>,
     /// Subroutines being inlined (to reject recursion).
     call_stack: Vec<usize>,
     /// Hidden iteration counters of open REP loops.
@@ -193,20 +193,24 @@ impl<'p> Ctx<'p> {
     fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
         let insts: Vec<&Instruction> = program.instructions().collect();
         let imms = program.immediates().map(|i| i.words).collect();
+        let mut shader = Shader::new(stage);
+        // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
+        // for that avoids most regrowth of the arenas while the shader is built.
+        shader.reserve(4 * insts.len() + 64, 5 * insts.len() + 64);
         Ctx {
             program,
             end_of: vec![usize::MAX; insts.len()],
             insts,
             stage,
             options: *options,
-            shader: Shader::new(stage),
+            shader,
             block: Block(0),
             layout: vec![Block(0)],
             ssa: SsaState::new(),
-            reg_vars: HashMap::new(),
-            undefs: HashMap::new(),
+            reg_vars: FxHashMap::default(),
+            undefs: FxHashMap::default(),
             constructs: Vec::new(),
-            subs: HashMap::new(),
+            subs: FxHashMap::default(),
             call_stack: Vec::new(),
             rep_counters: Vec::new(),
             imms,
@@ -584,7 +588,7 @@ impl<'p> Ctx<'p> {
     /// Variables the instructions in `start..end` may write (following CAL into subroutines).
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
             if inst.opcode.canonical() == Opcode::Cal
