@@ -38,6 +38,9 @@ use ssa::{Snapshot, SsaState, Var};
 
 pub use io::FauLayout;
 
+/// Registers with an index below this have their variables in a dense table.
+const DENSE_REGISTERS: usize = 4096;
+
 /// A target GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gpu {
@@ -165,8 +168,12 @@ pub(crate) struct Ctx<'p> {
     /// Blocks in the order they became current.
     layout: Vec<Block>,
     pub ssa: SsaState,
-    /// First variable of each register (4 consecutive variables, x y z w).
-    reg_vars: FxHashMap<(File, i64), Var>,
+    /// First variable of each register (4 consecutive variables, x y z w), by file and index
+    /// (`u32::MAX`: none yet) for indices below [`DENSE_REGISTERS`]: every source and
+    /// destination component asks, so this is a table rather than a map.
+    reg_vars: Vec<Vec<u32>>,
+    /// The same for registers with larger or negative indices.
+    sparse_reg_vars: FxHashMap<(File, i64), Var>,
     /// Undefined-value stand-ins, one per variable.
     undefs: FxHashMap<Var, Value>,
     constructs: Vec<Construct>,
@@ -207,7 +214,8 @@ impl<'p> Ctx<'p> {
             block: Block(0),
             layout: vec![Block(0)],
             ssa: SsaState::new(),
-            reg_vars: FxHashMap::default(),
+            reg_vars: vec![Vec::new(); File::ALL.len()],
+            sparse_reg_vars: FxHashMap::default(),
             undefs: FxHashMap::default(),
             constructs: Vec::new(),
             subs: FxHashMap::default(),
@@ -309,18 +317,40 @@ impl<'p> Ctx<'p> {
 
     /// The variable of component `c` (0–3) of a register.
     pub fn var(&mut self, file: File, index: i64, c: usize) -> Var {
-        let base = match self.reg_vars.get(&(file, index)) {
-            Some(&v) => v,
-            None => {
-                let first = self.ssa.new_var();
-                for _ in 1..4 {
-                    self.ssa.new_var();
+        let base = match usize::try_from(index) {
+            Ok(i) if i < DENSE_REGISTERS => {
+                let table = &mut self.reg_vars[file as usize];
+                if table.len() <= i {
+                    table.resize(i + 1, u32::MAX);
                 }
-                self.reg_vars.insert((file, index), first);
-                first
+                match table[i] {
+                    u32::MAX => {
+                        let first = self.new_register_vars();
+                        self.reg_vars[file as usize][i] = first.0;
+                        first
+                    }
+                    first => Var(first),
+                }
             }
+            _ => match self.sparse_reg_vars.get(&(file, index)) {
+                Some(&v) => v,
+                None => {
+                    let first = self.new_register_vars();
+                    self.sparse_reg_vars.insert((file, index), first);
+                    first
+                }
+            },
         };
         Var(base.0 + c as u32)
+    }
+
+    /// Four consecutive new variables (x y z w of one register); returns the first.
+    fn new_register_vars(&mut self) -> Var {
+        let first = self.ssa.new_var();
+        for _ in 1..4 {
+            self.ssa.new_var();
+        }
+        first
     }
 
     /// The current value of a variable (an undefined stand-in when never written).

@@ -58,28 +58,28 @@ fn hash(inst: &Inst) -> u64 {
     let mut h = FxHasher::default();
     let m = &inst.mach;
     h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
-    let mut mods = 0u64;
-    for (k, &x) in m.mods.iter().enumerate() {
-        mods ^= u64::from(x) << (8 * (k % 8));
+    for chunk in m.mods.chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h.write_u64(u64::from_le_bytes(word));
     }
-    h.write_u64(mods);
     h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
     for src in &inst.srcs {
         let (tag, payload) = match src.operand {
             Operand::None => break,
-            Operand::Value(v) => (1u64, u64::from(v.0)),
+            Operand::Value(v) => (1u32, u64::from(v.0)),
             Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
             Operand::Const(c) => (3, u64::from(c)),
             Operand::Uniform(u) => (4, u64::from(u)),
             Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
         };
-        let mods = u64::from(src.neg)
-            | u64::from(src.abs) << 1
-            | u64::from(src.not) << 2
-            | u64::from(src.swizzle) << 8
-            | u64::from(src.widen) << 16
-            | u64::from(src.lane) << 24;
-        h.write_u64(tag | mods << 8);
+        let mods = u32::from(src.neg) << 3
+            | u32::from(src.abs) << 4
+            | u32::from(src.not) << 5
+            | u32::from(src.swizzle) << 8
+            | u32::from(src.widen) << 16
+            | u32::from(src.lane) << 24;
+        h.write_u32(tag | mods);
         h.write_u64(payload);
     }
     h.finish()
