@@ -290,6 +290,8 @@ impl<'p> Ctx<'p> {
 
     /// Makes `block` current; layout follows this order.
     pub fn switch_to(&mut self, block: Block) {
+        // Blocks start empty; a little room up front saves their first regrowths.
+        self.shader.block_mut(block).insts.reserve(8);
         self.block = block;
         self.layout.push(block);
     }
@@ -743,14 +745,14 @@ impl<'p> Ctx<'p> {
         header_edges.push(latch_values);
         // Header φs: one argument per header predecessor, in predecessor order (the edges were
         // recorded in the same order the predecessors were added).
+        // One argument buffer for all φs (a join may merge many variables).
+        let mut args: Vec<Value> = Vec::with_capacity(header_edges.len().max(exit_edges.len()));
         for (k, (&var, &phi)) in written.iter().zip(&phis).enumerate() {
-            let args: Vec<Value> = header_edges
-                .iter()
-                .map(|edge| edge[k])
-                .collect::<Vec<_>>()
-                .into_iter()
-                .map(|v| self.value_or_undef(var, v))
-                .collect();
+            args.clear();
+            for edge in &header_edges {
+                let v = self.value_or_undef(var, edge[k]);
+                args.push(v);
+            }
             let list = self.shader.list(&args);
             self.shader.inst_mut(phi).args = list;
         }
@@ -760,13 +762,11 @@ impl<'p> Ctx<'p> {
                 // An infinite loop: the exit is unreachable.
                 self.undef_of(var)
             } else {
-                let args: Vec<Value> = exit_edges
-                    .iter()
-                    .map(|e| e[k])
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .map(|v| self.value_or_undef(var, v))
-                    .collect();
+                args.clear();
+                for edge in &exit_edges {
+                    let v = self.value_or_undef(var, edge[k]);
+                    args.push(v);
+                }
                 self.phi(exit, &args)
             };
             self.ssa.write(var, value);
@@ -996,22 +996,22 @@ impl<'p> Ctx<'p> {
     /// φs for every logged variable, then closes the frame and writes the merged values.
     fn merge_edges(&mut self, join: Block, edges: &[Snapshot]) {
         let logged: Vec<Var> = self.ssa.logged().collect();
-        let values: Vec<Value> = (0..logged.len())
-            .map(|k| {
-                let var = logged[k];
-                if edges.is_empty() {
-                    return self.undef_of(var);
-                }
-                let args: Vec<Value> = edges
-                    .iter()
-                    .map(|e| self.ssa.value_at(e, k))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .map(|v| self.value_or_undef(var, v))
-                    .collect();
-                self.phi(join, &args)
-            })
-            .collect();
+        let mut values: Vec<Value> = Vec::with_capacity(logged.len());
+        // One argument buffer for all φs (the main program's exit merges every variable).
+        let mut args: Vec<Value> = Vec::with_capacity(edges.len());
+        for (k, &var) in logged.iter().enumerate() {
+            if edges.is_empty() {
+                values.push(self.undef_of(var));
+                continue;
+            }
+            args.clear();
+            for edge in edges {
+                let v = self.ssa.value_at(edge, k);
+                let v = self.value_or_undef(var, v);
+                args.push(v);
+            }
+            values.push(self.phi(join, &args));
+        }
         self.ssa.close();
         for (var, value) in logged.into_iter().zip(values) {
             self.ssa.write(var, value);

@@ -44,6 +44,7 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    let mut any_replaced = false;
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -94,6 +95,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 if clamp == Clamp::None {
                     replace[dest.index()] = Some(x);
+                    any_replaced = true;
                     shader.inst_mut(id).dead = true;
                     changed = true;
                     continue;
@@ -112,13 +114,14 @@ pub fn run(shader: &mut Shader) -> bool {
                     && producer.mach.set_clamp(clamp).is_ok()
                 {
                     replace[dest.index()] = Some(x);
+                    any_replaced = true;
                     shader.inst_mut(id).dead = true;
                     changed = true;
                 }
             }
         }
     }
-    if replace.iter().any(Option::is_some) {
+    if any_replaced {
         let resolve = |mut v: Value| {
             while let Some(w) = replace[v.index()] {
                 v = w;
