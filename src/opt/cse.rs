@@ -117,12 +117,15 @@ pub fn run(shader: &mut Shader) -> bool {
             if inst.dead {
                 continue;
             }
-            // Sources first read earlier replacements, so chains collapse in one walk.
-            for src in inst.srcs.iter_mut() {
-                if let Operand::Value(v) = src.operand
-                    && let Some(r) = replace[v.index()]
-                {
-                    src.operand = Operand::Value(r);
+            // Sources first read earlier replacements (there are some only once something
+            // changed), so chains collapse in one walk.
+            if changed {
+                for src in inst.srcs.iter_mut() {
+                    if let Operand::Value(v) = src.operand
+                        && let Some(r) = replace[v.index()]
+                    {
+                        src.operand = Operand::Value(r);
+                    }
                 }
             }
             if !candidate(inst) {
