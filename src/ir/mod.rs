@@ -32,8 +32,10 @@ pub mod liveness;
 pub mod text;
 pub mod verify;
 
+use crate::valhall::tables::INSTRUCTIONS;
 use crate::valhall::{self, Instr, Opcode, Special};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// An SSA value: the content of one 32-bit register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -296,7 +298,7 @@ impl Inst {
     /// immediates of `mach` are kept; its operand fields are reset to their defaults so that
     /// equal IR compares equal.
     pub fn machine(mach: Instr) -> Inst {
-        let mut clean = Instr::new(mach.opcode);
+        let mut clean = template(mach.opcode);
         clean.flow = mach.flow;
         clean.mods = mach.mods;
         clean.imms = mach.imms;
@@ -313,7 +315,7 @@ impl Inst {
 
     /// A pseudo-instruction.
     pub fn pseudo(kind: InstKind) -> Inst {
-        Inst { kind, ..Inst::machine(Instr::new(Opcode::NOP)) }
+        Inst { kind, ..Inst::machine(template(Opcode::NOP)) }
     }
 
     pub fn opcode(&self) -> Option<Opcode> {
@@ -341,31 +343,42 @@ impl Inst {
     /// Whether the instruction has an effect besides its definitions (it must not be deleted
     /// even when its results are unused).
     pub fn has_side_effects(&self) -> bool {
-        if !self.is_machine() {
-            return false;
-        }
-        use Opcode::*;
-        let op = self.mach.opcode;
-        let info = op.info();
-        matches!(
-            op,
-            NOP | BRANCHZ
-                | BRANCHZI
-                | DISCARD_F32
-                | BARRIER
-                | ATEST
-                | ZS_EMIT
-                | BLEND
-                | ST_CVT
-                | ST_TILE
-                | ATOM_I32
-                | ATOM_I64
-                | ATOM1_RETURN_I32
-                | ATOM1_RETURN_I64
-                | ATOM_RETURN_I32
-                | ATOM_RETURN_I64
-        ) || info.name.starts_with("STORE.")
+        // Several passes ask this of every instruction: one table lookup per opcode.
+        static TABLE: OnceLock<Box<[bool]>> = OnceLock::new();
+        let table =
+            TABLE.get_or_init(|| INSTRUCTIONS.iter().map(|info| opcode_has_side_effects(info.opcode)).collect());
+        self.is_machine() && table[self.mach.opcode as usize]
     }
+}
+
+/// `Instr::new(opcode)`, copied from a table built once: every emitted instruction starts from
+/// its opcode's defaults, and building them walks the opcode's operand and modifier tables.
+pub fn template(opcode: Opcode) -> Instr {
+    static TABLE: OnceLock<Box<[Instr]>> = OnceLock::new();
+    TABLE.get_or_init(|| INSTRUCTIONS.iter().map(|info| Instr::new(info.opcode)).collect())[opcode as usize]
+}
+
+/// Whether a machine instruction of this opcode has an effect besides its definitions.
+fn opcode_has_side_effects(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        NOP | BRANCHZ
+            | BRANCHZI
+            | DISCARD_F32
+            | BARRIER
+            | ATEST
+            | ZS_EMIT
+            | BLEND
+            | ST_CVT
+            | ST_TILE
+            | ATOM_I32
+            | ATOM_I64
+            | ATOM1_RETURN_I32
+            | ATOM1_RETURN_I64
+            | ATOM_RETURN_I32
+            | ATOM_RETURN_I64
+    ) || op.info().name.starts_with("STORE.")
 }
 
 /// How a block ends.
@@ -452,6 +465,14 @@ impl Shader {
         Block(0)
     }
 
+    /// Reserves room for `insts` more instructions and `values` more values (and as many
+    /// value-list entries), so that building a shader of a known size does not regrow them.
+    pub fn reserve(&mut self, insts: usize, values: usize) {
+        self.insts.reserve(insts);
+        self.values.reserve(values);
+        self.pool.reserve(values);
+    }
+
     /// A new value without a definition yet.
     pub fn new_value(&mut self) -> Value {
         let v = Value(self.values.len() as u32);
@@ -519,38 +540,21 @@ impl Shader {
 
     /// Records `id` as the definer of every value it defines.
     pub fn record_defs(&mut self, id: InstId) {
-        let inst = self.insts[id.index()];
-        for k in 0..self.defs_count(&inst) {
-            let v = self.def_at(&inst, k);
-            self.values[v.index()].def = Some(id);
-        }
-    }
-
-    fn defs_count(&self, inst: &Inst) -> usize {
-        let mut n = inst.dests.len();
-        for k in 0..2 {
-            if inst.staging_is_write(k) {
-                n += inst.staging[k].len();
+        let Shader { insts, values, pool, .. } = self;
+        let inst = &insts[id.index()];
+        let mut record = |list: ValueList| {
+            for v in &pool[list.start as usize..(list.start + list.len) as usize] {
+                values[v.index()].def = Some(id);
             }
-        }
-        n
-    }
-
-    fn def_at(&self, inst: &Inst, mut k: usize) -> Value {
-        if k < inst.dests.len() {
-            return self.get(inst.dests)[k];
-        }
-        k -= inst.dests.len();
-        for s in 0..2 {
-            if inst.staging_is_write(s) {
-                let list = self.get(inst.staging[s]);
-                if k < list.len() {
-                    return list[k];
+        };
+        record(inst.dests);
+        if inst.is_machine() {
+            for (k, staging) in inst.mach.info().staging.iter().enumerate() {
+                if staging.write {
+                    record(inst.staging[k]);
                 }
-                k -= list.len();
             }
         }
-        unreachable!("definition index past the end")
     }
 
     /// Calls `f` for every value the instruction defines, in order: destinations, then written
@@ -573,30 +577,31 @@ impl Shader {
     /// Calls `f` for every value the instruction reads: sources, read staging operands and
     /// φ/parallel-copy arguments.
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        let mut operand = |op: Operand| match op {
-            Operand::Value(v) => f(v),
-            Operand::Pair(lo, hi) => {
-                f(lo);
-                f(hi);
-            }
-            _ => {}
+        // Hot in every pass: operands are matched in line rather than through a closure.
+        let sources: &[Src] = match inst.kind {
+            InstKind::Machine => &inst.srcs[..inst.mach.info().srcs.len()],
+            InstKind::Copy => &inst.srcs[..1],
+            _ => &[],
         };
-        match inst.kind {
-            InstKind::Machine => {
-                let info = inst.mach.info();
-                for src in &inst.srcs[..info.srcs.len()] {
-                    operand(src.operand);
+        for src in sources {
+            match src.operand {
+                Operand::Value(v) => f(v),
+                Operand::Pair(lo, hi) => {
+                    f(lo);
+                    f(hi);
                 }
-                for k in 0..2 {
-                    if !info.staging.get(k).is_some_and(|s| s.write) {
-                        for &v in self.get(inst.staging[k]) {
-                            f(v);
-                        }
+                _ => {}
+            }
+        }
+        if inst.kind == InstKind::Machine {
+            let info = inst.mach.info();
+            for k in 0..2 {
+                if !info.staging.get(k).is_some_and(|s| s.write) {
+                    for &v in self.get(inst.staging[k]) {
+                        f(v);
                     }
                 }
             }
-            InstKind::Copy => operand(inst.srcs[0].operand),
-            _ => {}
         }
         for &v in self.get(inst.args) {
             f(v);

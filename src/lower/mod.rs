@@ -33,10 +33,13 @@ use crate::emit::meta;
 use crate::ir::{Block, Inst, InstId, InstKind, Shader, Stage, Terminator, Value};
 use crate::tgsi::ast::{File, Instruction, Processor, Program};
 use crate::tgsi::opcodes::{FlowRole, Opcode};
+use rustc_hash::FxHashMap;
 use ssa::{Snapshot, SsaState, Var};
-use std::collections::HashMap;
 
 pub use io::FauLayout;
+
+/// Registers with an index below this have their variables in a dense table.
+const DENSE_REGISTERS: usize = 4096;
 
 /// A target GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,16 +168,20 @@ pub(crate) struct Ctx<'p> {
     /// Blocks in the order they became current.
     layout: Vec<Block>,
     pub ssa: SsaState,
-    /// First variable of each register (4 consecutive variables, x y z w).
-    reg_vars: HashMap<(File, i64), Var>,
+    /// First variable of each register (4 consecutive variables, x y z w), by file and index
+    /// (`u32::MAX`: none yet) for indices below [`DENSE_REGISTERS`]: every source and
+    /// destination component asks, so this is a table rather than a map.
+    reg_vars: Vec<Vec<u32>>,
+    /// The same for registers with larger or negative indices.
+    sparse_reg_vars: FxHashMap<(File, i64), Var>,
     /// Undefined-value stand-ins, one per variable.
-    undefs: HashMap<Var, Value>,
+    undefs: FxHashMap<Var, Value>,
     constructs: Vec<Construct>,
     /// For every control-flow opening instruction, the index of its closing one; for IF also
     /// the ELSE (`else_of`).
     end_of: Vec<usize>,
     /// BGNSUB instruction indices by their label position.
-    subs: HashMap<usize, usize>,
+    subs: FxHashMap<usize, usize>,
     /// Subroutines being inlined (to reject recursion).
     call_stack: Vec<usize>,
     /// Hidden iteration counters of open REP loops.
@@ -193,20 +200,25 @@ impl<'p> Ctx<'p> {
     fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
         let insts: Vec<&Instruction> = program.instructions().collect();
         let imms = program.immediates().map(|i| i.words).collect();
+        let mut shader = Shader::new(stage);
+        // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
+        // for that avoids most regrowth of the arenas while the shader is built.
+        shader.reserve(4 * insts.len() + 64, 5 * insts.len() + 64);
         Ctx {
             program,
             end_of: vec![usize::MAX; insts.len()],
             insts,
             stage,
             options: *options,
-            shader: Shader::new(stage),
+            shader,
             block: Block(0),
             layout: vec![Block(0)],
             ssa: SsaState::new(),
-            reg_vars: HashMap::new(),
-            undefs: HashMap::new(),
+            reg_vars: vec![Vec::new(); File::ALL.len()],
+            sparse_reg_vars: FxHashMap::default(),
+            undefs: FxHashMap::default(),
             constructs: Vec::new(),
-            subs: HashMap::new(),
+            subs: FxHashMap::default(),
             call_stack: Vec::new(),
             rep_counters: Vec::new(),
             imms,
@@ -278,6 +290,8 @@ impl<'p> Ctx<'p> {
 
     /// Makes `block` current; layout follows this order.
     pub fn switch_to(&mut self, block: Block) {
+        // Blocks start empty; a little room up front saves their first regrowths.
+        self.shader.block_mut(block).insts.reserve(8);
         self.block = block;
         self.layout.push(block);
     }
@@ -305,18 +319,40 @@ impl<'p> Ctx<'p> {
 
     /// The variable of component `c` (0–3) of a register.
     pub fn var(&mut self, file: File, index: i64, c: usize) -> Var {
-        let base = match self.reg_vars.get(&(file, index)) {
-            Some(&v) => v,
-            None => {
-                let first = self.ssa.new_var();
-                for _ in 1..4 {
-                    self.ssa.new_var();
+        let base = match usize::try_from(index) {
+            Ok(i) if i < DENSE_REGISTERS => {
+                let table = &mut self.reg_vars[file as usize];
+                if table.len() <= i {
+                    table.resize(i + 1, u32::MAX);
                 }
-                self.reg_vars.insert((file, index), first);
-                first
+                match table[i] {
+                    u32::MAX => {
+                        let first = self.new_register_vars();
+                        self.reg_vars[file as usize][i] = first.0;
+                        first
+                    }
+                    first => Var(first),
+                }
             }
+            _ => match self.sparse_reg_vars.get(&(file, index)) {
+                Some(&v) => v,
+                None => {
+                    let first = self.new_register_vars();
+                    self.sparse_reg_vars.insert((file, index), first);
+                    first
+                }
+            },
         };
         Var(base.0 + c as u32)
+    }
+
+    /// Four consecutive new variables (x y z w of one register); returns the first.
+    fn new_register_vars(&mut self) -> Var {
+        let first = self.ssa.new_var();
+        for _ in 1..4 {
+            self.ssa.new_var();
+        }
+        first
     }
 
     /// The current value of a variable (an undefined stand-in when never written).
@@ -584,7 +620,7 @@ impl<'p> Ctx<'p> {
     /// Variables the instructions in `start..end` may write (following CAL into subroutines).
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
             if inst.opcode.canonical() == Opcode::Cal
@@ -709,14 +745,14 @@ impl<'p> Ctx<'p> {
         header_edges.push(latch_values);
         // Header φs: one argument per header predecessor, in predecessor order (the edges were
         // recorded in the same order the predecessors were added).
+        // One argument buffer for all φs (a join may merge many variables).
+        let mut args: Vec<Value> = Vec::with_capacity(header_edges.len().max(exit_edges.len()));
         for (k, (&var, &phi)) in written.iter().zip(&phis).enumerate() {
-            let args: Vec<Value> = header_edges
-                .iter()
-                .map(|edge| edge[k])
-                .collect::<Vec<_>>()
-                .into_iter()
-                .map(|v| self.value_or_undef(var, v))
-                .collect();
+            args.clear();
+            for edge in &header_edges {
+                let v = self.value_or_undef(var, edge[k]);
+                args.push(v);
+            }
             let list = self.shader.list(&args);
             self.shader.inst_mut(phi).args = list;
         }
@@ -726,13 +762,11 @@ impl<'p> Ctx<'p> {
                 // An infinite loop: the exit is unreachable.
                 self.undef_of(var)
             } else {
-                let args: Vec<Value> = exit_edges
-                    .iter()
-                    .map(|e| e[k])
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .map(|v| self.value_or_undef(var, v))
-                    .collect();
+                args.clear();
+                for edge in &exit_edges {
+                    let v = self.value_or_undef(var, edge[k]);
+                    args.push(v);
+                }
                 self.phi(exit, &args)
             };
             self.ssa.write(var, value);
@@ -962,22 +996,22 @@ impl<'p> Ctx<'p> {
     /// φs for every logged variable, then closes the frame and writes the merged values.
     fn merge_edges(&mut self, join: Block, edges: &[Snapshot]) {
         let logged: Vec<Var> = self.ssa.logged().collect();
-        let values: Vec<Value> = (0..logged.len())
-            .map(|k| {
-                let var = logged[k];
-                if edges.is_empty() {
-                    return self.undef_of(var);
-                }
-                let args: Vec<Value> = edges
-                    .iter()
-                    .map(|e| self.ssa.value_at(e, k))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .map(|v| self.value_or_undef(var, v))
-                    .collect();
-                self.phi(join, &args)
-            })
-            .collect();
+        let mut values: Vec<Value> = Vec::with_capacity(logged.len());
+        // One argument buffer for all φs (the main program's exit merges every variable).
+        let mut args: Vec<Value> = Vec::with_capacity(edges.len());
+        for (k, &var) in logged.iter().enumerate() {
+            if edges.is_empty() {
+                values.push(self.undef_of(var));
+                continue;
+            }
+            args.clear();
+            for edge in edges {
+                let v = self.ssa.value_at(edge, k);
+                let v = self.value_or_undef(var, v);
+                args.push(v);
+            }
+            values.push(self.phi(join, &args));
+        }
         self.ssa.close();
         for (var, value) in logged.into_iter().zip(values) {
             self.ssa.write(var, value);

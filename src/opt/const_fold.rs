@@ -47,7 +47,7 @@ pub fn run(shader: &mut Shader) -> bool {
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
-            let inst = *shader.inst(id);
+            let inst = shader.inst(id);
             if inst.dead {
                 continue;
             }
@@ -57,20 +57,21 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 continue;
             }
-            if !foldable(&inst) {
+            if !foldable(inst) {
                 continue;
             }
-            let Some(words) = constant_sources(&inst, &known) else { continue };
+            let Some(words) = constant_sources(inst, &known) else { continue };
             let evaluator = evaluator.get_or_insert_with(ConstEvaluator::default);
             let mut mach = inst.mach;
             for (k, src) in inst.sources().iter().enumerate() {
                 mach.srcs[k] = src.to_machine(Base::Uniform(0));
             }
             let Some(result) = evaluator.eval(&mach, words) else { continue };
-            let dest = shader.get(inst.dests)[0];
+            let dests = inst.dests;
+            let dest = shader.get(dests)[0];
             let mut srcs = [Src::NONE; 4];
             srcs[0] = Src::konst(result);
-            *shader.inst_mut(id) = Inst { dests: inst.dests, srcs, ..Inst::pseudo(InstKind::Copy) };
+            *shader.inst_mut(id) = Inst { dests, srcs, ..Inst::pseudo(InstKind::Copy) };
             known[dest.index()] = Some(result);
             changed = true;
         }

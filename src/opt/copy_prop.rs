@@ -113,13 +113,12 @@ fn propagate_constants(shader: &mut Shader) -> bool {
                 // Only whole-word reads: a constant read through a half, byte or lane select
                 // is left in its register (legalisation does not re-encode every such
                 // selection of an inline constant exactly; the register read is exact).
-                let whole_word = src.swizzle == sinfo.default_swizzle()
-                    && src.widen == sinfo.default_widen()
-                    && src.lane == 0
-                    && sinfo.lane.is_none();
                 if let Operand::Value(v) = src.operand
                     && let Some(c) = constant[v.index()]
-                    && whole_word
+                    && src.swizzle == sinfo.default_swizzle()
+                    && src.widen == sinfo.default_widen()
+                    && src.lane == 0
+                    && sinfo.lane.is_none()
                 {
                     *src = Src { operand: c, ..*src };
                     changed = true;

@@ -6,14 +6,15 @@
 //! Blocks are visited in dominator-tree pre-order with one table of available expressions. An
 //! entry whose block does not dominate the current block is stale (its subtree is finished)
 //! and is overwritten instead of removed on the way back up, so each instruction costs one
-//! hash-table probe: linear in the program size. Entries name the instruction that computes
+//! hash-table probe: linear in the program size. The table is sized once from the instruction
+//! count and never grows. Entries name the instruction that computes
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
 use crate::ir::dom::DomTree;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
 use crate::valhall::Opcode;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
@@ -57,39 +58,40 @@ fn hash(inst: &Inst) -> u64 {
     let mut h = FxHasher::default();
     let m = &inst.mach;
     h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
-    let mut mods = 0u64;
-    for (k, &x) in m.mods.iter().enumerate() {
-        mods ^= u64::from(x) << (8 * (k % 8));
+    for chunk in m.mods.chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h.write_u64(u64::from_le_bytes(word));
     }
-    h.write_u64(mods);
     h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
     for src in &inst.srcs {
         let (tag, payload) = match src.operand {
             Operand::None => break,
-            Operand::Value(v) => (1u64, u64::from(v.0)),
+            Operand::Value(v) => (1u32, u64::from(v.0)),
             Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
             Operand::Const(c) => (3, u64::from(c)),
             Operand::Uniform(u) => (4, u64::from(u)),
             Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
         };
-        let mods = u64::from(src.neg)
-            | u64::from(src.abs) << 1
-            | u64::from(src.not) << 2
-            | u64::from(src.swizzle) << 8
-            | u64::from(src.widen) << 16
-            | u64::from(src.lane) << 24;
-        h.write_u64(tag | mods << 8);
+        let mods = u32::from(src.neg) << 3
+            | u32::from(src.abs) << 4
+            | u32::from(src.not) << 5
+            | u32::from(src.swizzle) << 8
+            | u32::from(src.widen) << 16
+            | u32::from(src.lane) << 24;
+        h.write_u32(tag | mods);
         h.write_u64(payload);
     }
     h.finish()
 }
 
 /// An available expression: the instruction computing it, its value, the block of its
-/// definition, and the next entry with the same hash (`u32::MAX`: none).
+/// definition, its hash, and the next entry in the same bucket (`u32::MAX`: none).
 struct Available {
     inst: InstId,
     value: Value,
     block: Block,
+    hash: u64,
     next: u32,
 }
 
@@ -101,9 +103,11 @@ pub fn run(shader: &mut Shader) -> bool {
         None => vec![shader.entry()],
     };
     let dominates = |a: Block, b: Block| dom.as_ref().is_none_or(|d| d.dominates(a, b));
-    // The hash table holds only hashes; entries with equal hashes are chained.
-    let mut heads: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut entries: Vec<Available> = Vec::new();
+    // A chained hash table sized once from the instruction count (never rehashed): bucket
+    // heads index `entries`, whose `next` fields chain the entries of one bucket.
+    let buckets = (2 * shader.insts.len()).next_power_of_two().max(16);
+    let mut heads: Vec<u32> = vec![u32::MAX; buckets];
+    let mut entries: Vec<Available> = Vec::with_capacity(shader.insts.len());
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
     for b in order {
@@ -113,12 +117,15 @@ pub fn run(shader: &mut Shader) -> bool {
             if inst.dead {
                 continue;
             }
-            // Sources first read earlier replacements, so chains collapse in one walk.
-            for src in inst.srcs.iter_mut() {
-                if let Operand::Value(v) = src.operand
-                    && let Some(r) = replace[v.index()]
-                {
-                    src.operand = Operand::Value(r);
+            // Sources first read earlier replacements (there are some only once something
+            // changed), so chains collapse in one walk.
+            if changed {
+                for src in inst.srcs.iter_mut() {
+                    if let Operand::Value(v) = src.operand
+                        && let Some(r) = replace[v.index()]
+                    {
+                        src.operand = Operand::Value(r);
+                    }
                 }
             }
             if !candidate(inst) {
@@ -126,13 +133,19 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             let inst = &shader.insts[id.index()];
             let dest = shader.get(inst.dests)[0];
-            let head = heads.entry(hash(inst)).or_insert(u32::MAX);
+            let hash = hash(inst);
+            // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
+            let head = &mut heads[hash as usize & (buckets - 1)];
             let mut at = *head;
-            while at != u32::MAX && !same(&shader.insts[entries[at as usize].inst.index()], inst) {
-                at = entries[at as usize].next;
+            while at != u32::MAX {
+                let e = &entries[at as usize];
+                if e.hash == hash && same(&shader.insts[e.inst.index()], inst) {
+                    break;
+                }
+                at = e.next;
             }
             if at == u32::MAX {
-                entries.push(Available { inst: id, value: dest, block: b, next: *head });
+                entries.push(Available { inst: id, value: dest, block: b, hash, next: *head });
                 *head = entries.len() as u32 - 1;
                 continue;
             }

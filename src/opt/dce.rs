@@ -7,7 +7,7 @@ use crate::ir::{Block, InstId, Shader, Terminator};
 
 pub fn run(shader: &mut Shader) -> bool {
     let mut live = vec![false; shader.insts.len()];
-    let mut work: Vec<InstId> = Vec::new();
+    let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
     let mark_value = |v: crate::ir::Value, live: &mut Vec<bool>, work: &mut Vec<InstId>| {
         if let Some(def) = shader.values[v.index()].def
             && !live[def.index()]
@@ -28,8 +28,7 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     while let Some(id) = work.pop() {
-        let inst = *shader.inst(id);
-        shader.for_each_use(&inst, |v| mark_value(v, &mut live, &mut work));
+        shader.for_each_use(shader.inst(id), |v| mark_value(v, &mut live, &mut work));
     }
     let mut changed = false;
     for b in 0..shader.blocks.len() {

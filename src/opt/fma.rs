@@ -3,9 +3,10 @@
 //! off when the shader must be exact (`opt::Options::contract`).
 
 use crate::ir::builder::NEG_ZERO;
+use crate::ir::template;
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
-use crate::valhall::{Instr, Opcode};
 
 pub fn run(shader: &mut Shader) -> bool {
     let mut uses = vec![0u32; shader.values.len()];
@@ -31,10 +32,10 @@ pub fn run(shader: &mut Shader) -> bool {
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
-            let inst = *shader.inst(id);
-            if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
+            if shader.inst(id).dead || shader.inst(id).opcode() != Some(Opcode::FADD_F32) {
                 continue;
             }
+            let inst = *shader.inst(id);
             for (m, other) in [(1usize, 0usize), (0, 1)] {
                 let src = inst.srcs[m];
                 let Operand::Value(v) = src.operand else { continue };
@@ -43,7 +44,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 let Some((p, q)) = multiply(shader, v) else { continue };
                 let p = if src.neg { p.negated() } else { p };
-                let mut mach = Instr::new(Opcode::FMA_F32);
+                let mut mach = template(Opcode::FMA_F32);
                 let _ = mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None));
                 mach.flow = inst.mach.flow;
                 let fused = shader.inst_mut(id);

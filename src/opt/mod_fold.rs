@@ -44,17 +44,19 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    let mut any_replaced = false;
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
-            let mut inst = *shader.inst(id);
+            let inst = shader.inst(id);
             if inst.dead || !inst.is_machine() {
                 continue;
             }
             let info = inst.mach.info();
+            let mut srcs = inst.srcs;
             let mut touched = false;
             for (k, sinfo) in info.srcs.iter().enumerate() {
-                let src = inst.srcs[k];
+                let src = srcs[k];
                 let Operand::Value(y) = src.operand else { continue };
                 let Some((inner, Clamp::None)) = negzero_add(shader, y) else { continue };
                 // Only a binary32 source takes the f32 sign flags as they are: on a 16-bit source
@@ -73,20 +75,19 @@ pub fn run(shader: &mut Shader) -> bool {
                 if (neg || abs) && !float_mods_ok {
                     continue;
                 }
-                inst.srcs[k] = Src { operand: inner.operand, neg, abs, ..src };
+                srcs[k] = Src { operand: inner.operand, neg, abs, ..src };
                 touched = true;
             }
             if touched {
-                shader.inst_mut(id).srcs = inst.srcs;
+                shader.inst_mut(id).srcs = srcs;
                 changed = true;
             }
             // Clamp into the single-use producer, or an empty FADD into its source.
-            if inst.mach.opcode == Opcode::FADD_F32
-                && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
-                && inst.srcs[1].is_plain()
+            let inst = shader.inst(id);
+            if inst.mach.opcode == Opcode::FADD_F32 && srcs[1].operand == Operand::Const(NEG_ZERO) && srcs[1].is_plain()
             {
                 let dest = shader.get(inst.dests)[0];
-                let src = inst.srcs[0];
+                let src = srcs[0];
                 let clamp = inst.mach.clamp().unwrap_or(Clamp::None);
                 let Operand::Value(x) = src.operand else { continue };
                 if !src.is_plain() {
@@ -94,6 +95,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 if clamp == Clamp::None {
                     replace[dest.index()] = Some(x);
+                    any_replaced = true;
                     shader.inst_mut(id).dead = true;
                     changed = true;
                     continue;
@@ -112,13 +114,14 @@ pub fn run(shader: &mut Shader) -> bool {
                     && producer.mach.set_clamp(clamp).is_ok()
                 {
                     replace[dest.index()] = Some(x);
+                    any_replaced = true;
                     shader.inst_mut(id).dead = true;
                     changed = true;
                 }
             }
         }
     }
-    if replace.iter().any(Option::is_some) {
+    if any_replaced {
         let resolve = |mut v: Value| {
             while let Some(w) = replace[v.index()] {
                 v = w;
