@@ -5,7 +5,7 @@
 //! helpers below them cover the instructions the lowering recipes use most, with Mesa's
 //! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
 
-use super::{Block, Inst, InstId, InstKind, Operand, Shader, Src, Value, ValueList, template};
+use super::{Block, Inst, InstId, InstKind, Operand, Shader, Src, Value, ValueList};
 use crate::valhall::tables::{Clamp, Condition, ResultType, RoundMode};
 use crate::valhall::{Instr, Opcode};
 
@@ -85,7 +85,7 @@ impl<'a> Builder<'a> {
 
     /// Emits an ALU instruction given by opcode with default modifiers.
     pub fn op(&mut self, opcode: Opcode, srcs: &[Src]) -> Value {
-        self.alu(template(opcode), srcs)
+        self.alu(Instr::new(opcode), srcs)
     }
 
     /// Emits a message instruction that writes `write_count` staging registers; returns them.
@@ -160,13 +160,13 @@ impl<'a> Builder<'a> {
 
     /// `FADD x, -0.0` with a clamp: a stand-alone saturate (or copy with modifiers).
     pub fn fclamp(&mut self, x: impl Into<Src>, clamp: Clamp) -> Value {
-        let mut mach = template(Opcode::FADD_F32);
+        let mut mach = Instr::new(Opcode::FADD_F32);
         let _ = mach.set_clamp(clamp);
         self.alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
     }
 
     pub fn fround(&mut self, x: impl Into<Src>, mode: RoundMode) -> Value {
-        let mut mach = template(Opcode::FROUND_F32);
+        let mut mach = Instr::new(Opcode::FROUND_F32);
         let _ = mach.set_round_mode(mode);
         self.alu(mach, &[x.into()])
     }
@@ -181,7 +181,7 @@ impl<'a> Builder<'a> {
 
     /// Float comparison producing `result` (`.f1` 0.0/1.0, `.m1` 0/~0, `.i1` 0/1).
     pub fn fcmp(&mut self, cond: Condition, a: impl Into<Src>, b: impl Into<Src>, result: ResultType) -> Value {
-        let mut mach = template(Opcode::FCMP_OR_F32);
+        let mut mach = Instr::new(Opcode::FCMP_OR_F32);
         let _ = mach.set_condition(cond);
         let _ = mach.set_result_type(result);
         self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
@@ -203,7 +203,7 @@ impl<'a> Builder<'a> {
 
     /// `IADD_IMM.i32 x, #imm`.
     pub fn iadd_imm(&mut self, x: impl Into<Src>, imm: u32) -> Value {
-        let mut mach = template(Opcode::IADD_IMM_I32);
+        let mut mach = Instr::new(Opcode::IADD_IMM_I32);
         let _ = mach.set_imm("constant", i64::from(imm));
         self.alu(mach, &[x.into()])
     }
@@ -217,7 +217,7 @@ impl<'a> Builder<'a> {
         b: impl Into<Src>,
         result: ResultType,
     ) -> Value {
-        let mut mach = template(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
+        let mut mach = Instr::new(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
         let _ = mach.set_condition(cond);
         let _ = mach.set_result_type(result);
         self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
@@ -225,14 +225,14 @@ impl<'a> Builder<'a> {
 
     /// `(a cond b) ? t : f` with an integer comparison (`.s32`/`.u32`).
     pub fn csel(&mut self, signed: bool, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
-        let mut mach = template(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
+        let mut mach = Instr::new(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
         let _ = mach.set_condition(cond);
         self.alu(mach, &[a, b, t, f])
     }
 
     /// `(a cond b) ? t : f` with a float comparison.
     pub fn csel_f32(&mut self, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
-        let mut mach = template(Opcode::CSEL_F32);
+        let mut mach = Instr::new(Opcode::CSEL_F32);
         let _ = mach.set_condition(cond);
         self.alu(mach, &[a, b, t, f])
     }
@@ -270,7 +270,7 @@ impl<'a> Builder<'a> {
 
     /// `a >> s`, arithmetic when `signed`.
     pub fn shr(&mut self, signed: bool, a: impl Into<Src>, s: impl Into<Src>) -> Value {
-        let mut mach = template(Opcode::RSHIFT_OR_I32);
+        let mut mach = Instr::new(Opcode::RSHIFT_OR_I32);
         let _ = mach.set_flag("signed", signed);
         self.alu(mach, &[a.into(), byte0(s.into()), Src::konst(0)])
     }
@@ -282,7 +282,7 @@ impl<'a> Builder<'a> {
 
     /// Float → integer with the given rounding (`F32_TO_S32` / `F32_TO_U32`).
     pub fn f2i(&mut self, signed: bool, x: impl Into<Src>, mode: RoundMode) -> Value {
-        let mut mach = template(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
+        let mut mach = Instr::new(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
         let _ = mach.set_round_mode(mode);
         self.alu(mach, &[x.into()])
     }

@@ -298,7 +298,7 @@ impl Inst {
     /// immediates of `mach` are kept; its operand fields are reset to their defaults so that
     /// equal IR compares equal.
     pub fn machine(mach: Instr) -> Inst {
-        let mut clean = template(mach.opcode);
+        let mut clean = Instr::new(mach.opcode);
         clean.flow = mach.flow;
         clean.mods = mach.mods;
         clean.imms = mach.imms;
@@ -315,7 +315,7 @@ impl Inst {
 
     /// A pseudo-instruction.
     pub fn pseudo(kind: InstKind) -> Inst {
-        Inst { kind, ..Inst::machine(template(Opcode::NOP)) }
+        Inst { kind, ..Inst::machine(Instr::new(Opcode::NOP)) }
     }
 
     pub fn opcode(&self) -> Option<Opcode> {
@@ -349,13 +349,6 @@ impl Inst {
             TABLE.get_or_init(|| INSTRUCTIONS.iter().map(|info| opcode_has_side_effects(info.opcode)).collect());
         self.is_machine() && table[self.mach.opcode as usize]
     }
-}
-
-/// `Instr::new(opcode)`, copied from a table built once: every emitted instruction starts from
-/// its opcode's defaults, and building them walks the opcode's operand and modifier tables.
-pub fn template(opcode: Opcode) -> Instr {
-    static TABLE: OnceLock<Box<[Instr]>> = OnceLock::new();
-    TABLE.get_or_init(|| INSTRUCTIONS.iter().map(|info| Instr::new(info.opcode)).collect())[opcode as usize]
 }
 
 /// Whether a machine instruction of this opcode has an effect besides its definitions.

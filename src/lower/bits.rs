@@ -43,10 +43,10 @@
 use super::Ctx;
 use super::int::{componentwise, shift_const, shift_op};
 use crate::ir::builder::{byte0, shift_zero};
-use crate::ir::template;
 use crate::ir::{Src, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::Instr;
 use crate::valhall::Opcode as V;
 use crate::valhall::tables::Condition;
 
@@ -170,7 +170,7 @@ fn bfi(ctx: &mut Ctx, base: Src, ins: Src, offset: Src, bits: Src) -> Value {
         _ => Src::new(shift_op(ctx, V::LSHIFT_OR_I32, false, width, o, Src::konst(0))),
     };
     let shifted = shift_op(ctx, V::LSHIFT_OR_I32, false, ins, o, Src::konst(0));
-    let mut mux = template(V::MUX_I32);
+    let mut mux = Instr::new(V::MUX_I32);
     let _ = mux.set_modifier("mux", MUX_BIT);
     // (shifted & mask) | (base & ~mask)
     ctx.builder().alu(mux, &[Src::new(shifted), base, mask])

@@ -44,10 +44,10 @@ use super::alu::replicate;
 use super::int::{self, Pair, componentwise, src64};
 use super::operand::{self, Kind, fsrc, isrc, write};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::template;
 use crate::ir::{Src, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::Instr;
 use crate::valhall::Opcode as V;
 use crate::valhall::tables::{Clamp, Condition, RoundMode};
 
@@ -96,7 +96,7 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
         }),
         Opcode::Up4b => unpack(ctx, inst, 4, |ctx, x, i| {
             let f = ctx.builder().op(V::S8_TO_F32, &[x.lane(i as u8)]);
-            let mut mach = template(V::FMA_F32);
+            let mut mach = Instr::new(V::FMA_F32);
             let _ = mach.set_clamp(Clamp::ClampM1_1);
             ctx.builder().alu(mach, &[Src::new(f), Src::f32(1.0 / 127.0), Src::konst(NEG_ZERO)])
         }),
@@ -252,7 +252,7 @@ fn u64_to_f32(ctx: &mut Ctx, v: Pair) -> Value {
 fn i64_to_f32(ctx: &mut Ctx, v: Pair) -> Value {
     let (lo, hi) = int::abs64(ctx, v);
     let magnitude = u64_to_f32(ctx, Pair { lo: Src::new(lo), hi: Src::new(hi) });
-    let mut mux = template(V::MUX_I32);
+    let mut mux = Instr::new(V::MUX_I32);
     let _ = mux.set_modifier("mux", super::bits::MUX_BIT);
     // (v.hi & 0x80000000) | (magnitude & 0x7FFFFFFF)
     ctx.builder().alu(mux, &[v.hi, Src::new(magnitude), Src::konst(0x8000_0000)])

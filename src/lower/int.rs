@@ -75,10 +75,10 @@
 use super::Ctx;
 use super::operand::{self, Kind, fsrc, isrc, write};
 use crate::ir::builder::{LANE_B00, byte0};
-use crate::ir::template;
 use crate::ir::{Inst, InstId, InstKind, Operand, Src, Terminator, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::{Opcode, OperandType};
+use crate::valhall::Instr;
 use crate::valhall::Opcode as V;
 use crate::valhall::tables::{Condition, ResultType, RoundMode};
 
@@ -256,7 +256,7 @@ fn iadd_u(ctx: &mut Ctx, a: Src, b: Src) -> Value {
 
 /// The 32-bit instruction `opcode` (a shift or bitwise operation) on `a`, shift `s`, `b`.
 pub(super) fn shift_op(ctx: &mut Ctx, opcode: V, signed: bool, a: Src, s: Src, b: Src) -> Value {
-    let mut mach = template(opcode);
+    let mut mach = Instr::new(opcode);
     if signed {
         let _ = mach.set_flag("signed", true);
     }
@@ -896,7 +896,7 @@ fn udiv64_loop(ctx: &mut Ctx, n: Pair, d: Pair) -> (Pair2, Pair2) {
     let qh1 = shift_op(ctx, V::LSHIFT_OR_I32, false, qh, shift_const(1), ql_top);
     // carry:r ≥ d, with the carry ORed into both word comparisons.
     let ge_word = |ctx: &mut Ctx, a: Value, b: Src| {
-        let mut mach = template(V::ICMP_OR_U32);
+        let mut mach = Instr::new(V::ICMP_OR_U32);
         let _ = mach.set_condition(Ge);
         let _ = mach.set_result_type(ResultType::M1);
         ctx.builder().alu(mach, &[Src::new(a), b, carry])

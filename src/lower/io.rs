@@ -4,13 +4,13 @@
 use super::Ctx;
 use super::operand;
 use crate::emit::meta::{self, FauSource, FauWord};
-use crate::ir::template;
 use crate::ir::{Operand, Src, Stage, Value};
 use crate::tgsi::ast::{
     Declaration, File, Instruction, Interpolation, Location, PixelCenter, PropertyName, PropertyValue, Register,
     SemanticName,
 };
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::Instr;
 use crate::valhall::tables::{
     Condition, MemoryAccess, RegisterFormat, ResultType, RoundMode, SampleMode, Slot, SourceFormat, UpdateMode,
     VectorSize,
@@ -195,7 +195,7 @@ pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
 /// `LD_BUFFER.i128.unsigned` of 16 bytes at `offset` of the UBO `handle` (table 0).
 fn load_ubo_vec4(ctx: &mut Ctx, in_entry: bool, buffer: u32, offset: Src, handle: Src) -> [Value; 4] {
     ctx.io.ubos.insert(buffer);
-    let mut mach = template(Op::LD_BUFFER_I128);
+    let mut mach = Instr::new(Op::LD_BUFFER_I128);
     let _ = mach.set_flag("unsigned", true);
     let _ = mach.set_slot(Slot::Slot0);
     let list = if in_entry {
@@ -240,7 +240,7 @@ fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
 fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let vertex_id = preload(ctx, 60);
     let instance_id = preload(ctx, 61);
-    let mut mach = template(Op::LD_ATTR_IMM);
+    let mut mach = Instr::new(Op::LD_ATTR_IMM);
     let _ = mach.set_vector_size(VectorSize::V4);
     let _ = mach.set_register_format(RegisterFormat::F32);
     let _ = mach.set_slot(Slot::Slot0);
@@ -417,7 +417,7 @@ fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
 fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: Src, in_entry: bool) -> [Value; 4] {
     let flat = v.interpolation == Interpolation::Constant;
     let offset = v.offset;
-    let mut mach = template(if offset < 256 { Op::LD_VAR_BUF_IMM_F32 } else { Op::LD_VAR_BUF_F32 });
+    let mut mach = Instr::new(if offset < 256 { Op::LD_VAR_BUF_IMM_F32 } else { Op::LD_VAR_BUF_F32 });
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set_vector_size(VectorSize::V4);
     let _ = mach.set("source_format", if flat { SourceFormat::SrcFlat32 } else { SourceFormat::SrcF32 });
@@ -462,7 +462,7 @@ fn semantic_text(name: SemanticName, index: u32) -> String {
 /// 3 frag z).
 fn load_var_special(ctx: &mut Ctx, index: i64, count: usize) -> crate::ir::ValueList {
     let context = preload(ctx, 61);
-    let mut mach = template(Op::LD_VAR_SPECIAL);
+    let mut mach = Instr::new(Op::LD_VAR_SPECIAL);
     let _ = mach.set_slot(Slot::Slot0);
     if count == 2 {
         let _ = mach.set_vector_size(VectorSize::V2);
@@ -671,7 +671,7 @@ pub fn kill(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
     }
     ctx.io.flags.can_discard = true;
     let discard = |ctx: &mut Ctx, cond: Condition, a: Src, b: Src| {
-        let mut mach = template(Op::DISCARD_F32);
+        let mut mach = Instr::new(Op::DISCARD_F32);
         let _ = mach.set_condition(cond);
         ctx.builder().emit(mach, &[a, b], &[], 0);
     };
@@ -711,7 +711,7 @@ pub fn barrier(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         return ctx.unsupported(inst.opcode.name(), "workgroup barriers exist only in compute shaders");
     }
     ctx.io.flags.uses_barrier = true;
-    let mut mach = template(Op::BARRIER);
+    let mut mach = Instr::new(Op::BARRIER);
     let _ = mach.set_slot(Slot::Slot7);
     ctx.builder().emit(mach, &[], &[], 0);
 }
@@ -815,7 +815,7 @@ fn fbfetch(ctx: &mut Ctx, inst: &Instruction) {
     };
     ctx.io.flags.reads_tile_buffer = true;
     let coverage = preload(ctx, 60);
-    let mut mach = template(Op::LD_TILE);
+    let mut mach = Instr::new(Op::LD_TILE);
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set_vector_size(VectorSize::V4);
     let _ = mach.set_register_format(RegisterFormat::F32);
@@ -955,7 +955,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
         Some(&(_, index)) => Src::new(read_output(ctx, index, 3)),
         None => Src::f32(1.0),
     };
-    let atest = template(Op::ATEST);
+    let atest = Instr::new(Op::ATEST);
     let id = ctx.builder().emit(
         atest,
         &[Src::new(coverage), alpha, Src::new(Operand::Special(special("atest_datum")))],
@@ -964,7 +964,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
     );
     coverage = ctx.shader.get(ctx.shader.inst(id).staging[0])[0];
     if depth.is_some() || stencil.is_some() {
-        let mut zs = template(Op::ZS_EMIT);
+        let mut zs = Instr::new(Op::ZS_EMIT);
         let _ = zs.set_slot(Slot::Slot0);
         let z = match depth {
             Some(index) => {
@@ -1003,7 +1003,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
             continue;
         }
         let color: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
-        let mut blend = template(Op::BLEND);
+        let mut blend = Instr::new(Op::BLEND);
         let _ = blend.set_slot(Slot::Slot0);
         let _ = blend.set_vector_size(VectorSize::V4);
         let _ = blend.set_register_format(RegisterFormat::Auto);
@@ -1027,7 +1027,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
     let outs = output_decls(ctx);
     let index_reg = preload(ctx, 59);
     let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
-        let mut lea = template(Op::LEA_BUF_IMM);
+        let mut lea = Instr::new(Op::LEA_BUF_IMM);
         let _ = lea.set_slot(Slot::Slot0);
         let _ = lea.set_imm("table", 13);
         let _ = lea.set_imm("index", 0);
@@ -1125,7 +1125,7 @@ fn store(ctx: &mut Ctx, values: &[Value], address: (Value, Value), offset: u32, 
 }
 
 fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value), offset: u32, access: MemoryAccess) {
-    let mut mach = template(op);
+    let mut mach = Instr::new(op);
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set("memory_access", access);
     let _ = mach.set_imm("offset", i64::from(offset));

@@ -80,7 +80,6 @@
 
 use super::Ctx;
 use super::operand::{self, Kind};
-use crate::ir::template;
 use crate::ir::{Inst, InstKind, Operand, Src, Stage, Terminator, Value};
 use crate::tgsi::ast::{
     Component, Declaration, DstOperand, File, Index, Instruction, MemoryKind, Register, ResourceDecl, TextureTarget,
@@ -537,7 +536,7 @@ fn shared_address(ctx: &mut Ctx, byte: Src, extra: u32, len: u32, range: (i64, i
 
 /// `LEA_BUFFER`: the 64-bit address of byte `byte` of the buffer `handle`.
 fn buffer_address(ctx: &mut Ctx, byte: Src, handle: Src) -> Address {
-    let mut mach = template(Op::LEA_BUFFER);
+    let mut mach = Instr::new(Op::LEA_BUFFER);
     let _ = mach.set_slot(Slot::Slot0);
     let list = ctx.builder().message(mach, &[byte, handle], &[], 2);
     let v = ctx.shader.get(list);
@@ -603,14 +602,14 @@ fn image_coords(ctx: &mut Ctx, inst: &Instruction, k: usize, target: TextureTarg
 fn image_address(ctx: &mut Ctx, image: &Image, coords: (Src, Src)) -> (Address, Value) {
     let list = match image.index {
         ImageIndex::Imm { table, index } => {
-            let mut mach = template(Op::LEA_TEX_IMM);
+            let mut mach = Instr::new(Op::LEA_TEX_IMM);
             let _ = mach.set_slot(Slot::Slot0);
             let _ = mach.set_imm("table", i64::from(table));
             let _ = mach.set_imm("index", i64::from(index));
             ctx.builder().message(mach, &[coords.0, coords.1], &[], 3)
         }
         ImageIndex::Handle(h) => {
-            let mut mach = template(Op::LEA_TEX);
+            let mut mach = Instr::new(Op::LEA_TEX);
             let _ = mach.set_slot(Slot::Slot0);
             ctx.builder().message(mach, &[coords.0, coords.1, h], &[], 3)
         }
@@ -740,7 +739,7 @@ fn is_data_file(file: File) -> bool {
 /// `LD_BUFFER.i{32·n}.unsigned` at byte `offset` of buffer `handle`.
 fn ld_buffer(ctx: &mut Ctx, n: usize, offset: Src, handle: Src) -> Vec<Value> {
     let op = [Op::LD_BUFFER_I32, Op::LD_BUFFER_I64, Op::LD_BUFFER_I96, Op::LD_BUFFER_I128][n - 1];
-    let mut mach = template(op);
+    let mut mach = Instr::new(op);
     let _ = mach.set_flag("unsigned", true);
     let _ = mach.set_slot(Slot::Slot0);
     let list = ctx.builder().message(mach, &[offset, handle], &[], n);
@@ -750,7 +749,7 @@ fn ld_buffer(ctx: &mut Ctx, n: usize, offset: Src, handle: Src) -> Vec<Value> {
 /// `LOAD.i{32·n}.unsigned` from a 64-bit address.
 fn load_global(ctx: &mut Ctx, n: usize, address: Address) -> Vec<Value> {
     let op = [Op::LOAD_I32, Op::LOAD_I64, Op::LOAD_I96, Op::LOAD_I128][n - 1];
-    let mut mach = template(op);
+    let mut mach = Instr::new(op);
     let _ = mach.set_flag("unsigned", true);
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set_imm("offset", address.offset);
@@ -767,14 +766,14 @@ fn vector_size(n: usize) -> VectorSize {
 fn ld_tex(ctx: &mut Ctx, image: &Image, coords: (Src, Src), n: usize) -> Vec<Value> {
     let list = match image.index {
         ImageIndex::Imm { table, index } => {
-            let mut mach = template(Op::LD_TEX_IMM);
+            let mut mach = Instr::new(Op::LD_TEX_IMM);
             set_tex_format(&mut mach, image, n);
             let _ = mach.set_imm("table", i64::from(table));
             let _ = mach.set_imm("index", i64::from(index));
             ctx.builder().message(mach, &[coords.0, coords.1], &[], n)
         }
         ImageIndex::Handle(h) => {
-            let mut mach = template(Op::LD_TEX);
+            let mut mach = Instr::new(Op::LD_TEX);
             set_tex_format(&mut mach, image, n);
             ctx.builder().message(mach, &[coords.0, coords.1, h], &[], n)
         }
@@ -844,7 +843,7 @@ fn store(ctx: &mut Ctx, inst: &Instruction) {
             let data: Vec<Value> = (0..n).map(|c| src_value(ctx, inst, 1, c)).collect();
             side_effect(ctx, |ctx| {
                 let (address, descriptor) = image_address(ctx, &image, coords);
-                let mut mach = template(Op::ST_CVT);
+                let mut mach = Instr::new(Op::ST_CVT);
                 let _ = mach.set_slot(Slot::Slot0);
                 let _ = mach.set_vector_size(vector_size(n));
                 let _ = mach.set_register_format(RegisterFormat::Auto);
@@ -871,7 +870,7 @@ fn runs(mask: WriteMask) -> Vec<(usize, usize)> {
 /// `STORE.i{32·n}` of `values` at `address + extra`.
 fn store_global(ctx: &mut Ctx, values: &[Value], address: Address, extra: i64) {
     let op = [Op::STORE_I32, Op::STORE_I64, Op::STORE_I96, Op::STORE_I128][values.len() - 1];
-    let mut mach = template(op);
+    let mut mach = Instr::new(op);
     let _ = mach.set_slot(Slot::Slot0);
     let _ = mach.set_imm("offset", address.offset + extra);
     ctx.builder().emit(mach, &[address.src()], &[values], 0);
@@ -1001,22 +1000,22 @@ enum Target {
 fn emit_atomic(ctx: &mut Ctx, atom: Atom, address: Address, staged: &[Value], want: bool) -> Option<Value> {
     let (mach, writes) = match atom {
         Atom::Op(op) if want || op == AtomicOperation::Axchg => {
-            let mut mach = template(Op::ATOM_RETURN_I32);
+            let mut mach = Instr::new(Op::ATOM_RETURN_I32);
             let _ = mach.set("atomic_operation", op);
             (mach, 1)
         }
         Atom::Op(op) => {
-            let mut mach = template(Op::ATOM_I32);
+            let mut mach = Instr::new(Op::ATOM_I32);
             let _ = mach.set("atomic_operation", op);
             (mach, 0)
         }
         Atom::One(op) => {
-            let mut mach = template(Op::ATOM1_RETURN_I32);
+            let mut mach = Instr::new(Op::ATOM1_RETURN_I32);
             let _ = mach.set("atomic_operation_with_1", op);
             (mach, usize::from(want))
         }
         Atom::CompareExchange => {
-            let mut mach = template(Op::ATOM_RETURN_I32);
+            let mut mach = Instr::new(Op::ATOM_RETURN_I32);
             let _ = mach.set("atomic_operation", AtomicOperation::Axchg);
             let _ = mach.set_flag("compare", true);
             (mach, 1)

@@ -28,10 +28,10 @@ use super::Ctx;
 use super::int::source;
 use super::operand::{Kind, write};
 use crate::ir::builder::LANE_B00;
-use crate::ir::template;
 use crate::ir::{Src, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::Instr;
 use crate::valhall::Opcode as V;
 use crate::valhall::tables::{Condition, ResultType, SubgroupSize};
 
@@ -49,7 +49,7 @@ pub fn lower(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) -> bool {
 
 /// `WMASK.subgroup4 x`: bit i set when quad lane i is active and its `x` is non-zero.
 fn wmask(ctx: &mut Ctx, x: Src) -> Value {
-    let mut mach = template(V::WMASK);
+    let mut mach = Instr::new(V::WMASK);
     let _ = mach.set("subgroup_size", SubgroupSize::Subgroup4);
     ctx.builder().alu(mach, &[x])
 }
@@ -57,7 +57,7 @@ fn wmask(ctx: &mut Ctx, x: Src) -> Value {
 /// `CLPER.i32.subgroup4 value, lane.b00`: `value` in quad lane `lane` (0 when it is inactive).
 fn read_lane(ctx: &mut Ctx, value: Src, lane: Src) -> Value {
     let value = super::operand::to_value(ctx, value);
-    let mut mach = template(V::CLPER_I32);
+    let mut mach = Instr::new(V::CLPER_I32);
     let _ = mach.set("subgroup_size", SubgroupSize::Subgroup4);
     ctx.builder().alu(mach, &[Src::new(value), lane.widen(LANE_B00)])
 }

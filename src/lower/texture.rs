@@ -119,7 +119,6 @@ use super::operand::{self, Kind, fsrc, isrc, to_value, write};
 use crate::emit::meta::TextureBinding;
 use crate::exec::texture::lod_to_fixed88;
 use crate::ir::builder::{LANE_B00, NEG_ZERO, byte0};
-use crate::ir::template;
 use crate::ir::{InstKind, Operand, Src, Stage, Value};
 use crate::tgsi::ast::{File, Index, Instruction, Register, ResourceDecl, ReturnType, TextureTarget};
 use crate::tgsi::opcodes::Opcode;
@@ -419,7 +418,7 @@ fn set_flag(mach: &mut Instr, key: &str, on: bool) {
 
 /// Emits the message; returns the texel components it returns (packed in component order).
 fn emit(ctx: &mut Ctx, m: &Message, binding: &Binding, staging: &[Value]) -> [Option<Value>; 4] {
-    let mut mach = template(m.op);
+    let mut mach = Instr::new(m.op);
     set(&mut mach, "slot", Slot::Slot0);
     set(&mut mach, "register_type", if m.shadow { RegisterType::F } else { binding.register_type });
     set(&mut mach, "register_width", RegisterWidth::R32);
@@ -559,7 +558,7 @@ fn gradient_message(
     mask: u8,
     flags: &[&str],
 ) -> Vec<Value> {
-    let mut mach = template(Op::TEX_GRADIENT);
+    let mut mach = Instr::new(Op::TEX_GRADIENT);
     set(&mut mach, "slot", Slot::Slot0);
     set(&mut mach, "register_type", RegisterType::U);
     set(&mut mach, "register_width", RegisterWidth::R32);
@@ -589,7 +588,7 @@ fn fixed88_word(ctx: &mut Ctx, value: Src) -> Option<Value> {
         let fixed = lod_to_fixed88(x);
         return (fixed != 0).then(|| ctx.builder().konst(fixed as u32 & 0xFFFF));
     }
-    let mut scale = template(Op::FMA_F32);
+    let mut scale = Instr::new(Op::FMA_F32);
     let r = scale.set_clamp(Clamp::ClampM1_1);
     debug_assert!(r.is_ok());
     let mut b = ctx.builder();
@@ -715,14 +714,14 @@ fn cube_coords(ctx: &mut Ctx, x: Value, y: Value, z: Value) -> (Value, Value) {
     let rcp = b.frcp(ma);
     let half_rcp = b.fmul(rcp, Src::f32(0.5));
     let project = |b: &mut crate::ir::builder::Builder, c: Value| {
-        let mut fma = template(Op::FMA_F32);
+        let mut fma = Instr::new(Op::FMA_F32);
         let r = fma.set_clamp(Clamp::Clamp0_1);
         debug_assert!(r.is_ok());
         b.alu(fma, &[Src::new(c), Src::new(half_rcp), Src::f32(0.5)])
     };
     let s = project(&mut b, sc);
     let t = project(&mut b, tc);
-    let mut mux = template(Op::MUX_I32);
+    let mut mux = Instr::new(Op::MUX_I32);
     set(&mut mux, "mux", Mux::Bit);
     let packed = b.alu(mux, &[Src::new(s), Src::new(face_word), Src::konst(0x1FFF_FFFF)]);
     (packed, t)
@@ -1418,7 +1417,7 @@ fn derivative(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         let src = fsrc(ctx, inst, 0, c);
         let v = to_value(ctx, src);
         let read = |ctx: &mut Ctx, lane: Src| {
-            let mut clper = template(Op::CLPER_I32);
+            let mut clper = Instr::new(Op::CLPER_I32);
             set(&mut clper, "subgroup_size", SubgroupSize::Subgroup4);
             ctx.builder().alu(clper, &[Src::new(v), lane.widen(LANE_B00)])
         };

@@ -99,10 +99,10 @@ use super::Ctx;
 use super::alu::{componentwise, replicate};
 use super::operand::{Kind, fsrc, isrc, to_value, write};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::template;
 use crate::ir::{Src, Value};
 use crate::tgsi::ast::Instruction;
 use crate::tgsi::opcodes::Opcode;
+use crate::valhall::Instr;
 use crate::valhall::Opcode as Op;
 use crate::valhall::tables::{Clamp, Condition, Mux, RoundMode};
 
@@ -187,7 +187,7 @@ fn magnitude_source(src: Src) -> Src {
 
 /// `FMA_RSCALE*` (`op`): `a·b + c`, then scaled by 2^`shift`, then `clamp`.
 fn rscale(ctx: &mut Ctx, op: Op, [a, b, c]: [Src; 3], shift: i32, clamp: Clamp) -> Value {
-    let mut mach = template(op);
+    let mut mach = Instr::new(op);
     if clamp != Clamp::None {
         let _ = mach.set_clamp(clamp);
     }
@@ -196,7 +196,7 @@ fn rscale(ctx: &mut Ctx, op: Op, [a, b, c]: [Src; 3], shift: i32, clamp: Clamp) 
 
 /// `FADD a, b` with a clamp on the result.
 fn fadd_clamped(ctx: &mut Ctx, a: Src, b: Src, clamp: Clamp) -> Value {
-    let mut mach = template(Op::FADD_F32);
+    let mut mach = Instr::new(Op::FADD_F32);
     let _ = mach.set_clamp(clamp);
     ctx.builder().alu(mach, &[a, b])
 }
@@ -223,7 +223,7 @@ fn rcc(ctx: &mut Ctx, x: Src) -> Value {
     let r = ctx.builder().frcp(x);
     let low = ctx.builder().fmax(Src::new(r).absolute(), Src::konst(RCC_MIN));
     let both = ctx.builder().fmin(low, Src::konst(RCC_MAX));
-    let mut mux = template(Op::MUX_I32);
+    let mut mux = Instr::new(Op::MUX_I32);
     let _ = mux.set("mux", Mux::Bit);
     let signed = ctx.builder().alu(mux, &[Src::new(r), Src::new(both), Src::konst(SIGN_BIT)]);
     keep_nan(ctx, r, signed)
@@ -252,7 +252,7 @@ struct Log2 {
 }
 
 fn lg2_parts(ctx: &mut Ctx, x: Src) -> Log2 {
-    let mut frexpe = template(Op::FREXPE_F32);
+    let mut frexpe = Instr::new(Op::FREXPE_F32);
     let _ = frexpe.set_flag("log", true);
     let e = ctx.builder().alu(frexpe, &[magnitude_source(x)]);
     let e = ctx.builder().i2f(true, e);

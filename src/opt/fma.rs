@@ -3,8 +3,8 @@
 //! off when the shader must be exact (`opt::Options::contract`).
 
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::template;
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
@@ -44,7 +44,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 let Some((p, q)) = multiply(shader, v) else { continue };
                 let p = if src.neg { p.negated() } else { p };
-                let mut mach = template(Opcode::FMA_F32);
+                let mut mach = Instr::new(Opcode::FMA_F32);
                 let _ = mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None));
                 mach.flow = inst.mach.flow;
                 let fused = shader.inst_mut(id);

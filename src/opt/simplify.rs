@@ -14,8 +14,8 @@
 //! replaced instruction becomes a `copy` of the kept operand, which `copy_prop` forwards. One
 //! visit per instruction: linear.
 
-use crate::ir::template;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
+use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
@@ -55,7 +55,7 @@ fn fma_by_one(inst: &Inst) -> Option<Inst> {
         _ => return None,
     };
     let other = if one == ONE { other } else { other.negated() };
-    let mut mach = template(Opcode::FADD_F32);
+    let mut mach = Instr::new(Opcode::FADD_F32);
     mach.flow = inst.mach.flow;
     mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None)).ok()?;
     Some(Inst { dests: inst.dests, srcs: [other, c, Src::NONE, Src::NONE], ..Inst::machine(mach) })
