@@ -27,16 +27,16 @@
 use super::ast::*;
 use super::opcodes::{FlowRole, Opcode, OperandType, StageMask};
 use crate::diag::{Diagnostic, Span};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Checks a parsed program; returns every error and warning found.
 pub fn check(program: &Program) -> Vec<Diagnostic> {
     let mut c = Checker {
         program,
         diags: Vec::new(),
-        decls: HashMap::new(),
+        decls: FxHashMap::default(),
         used: Vec::new(),
-        any_of_file: HashMap::new(),
+        any_of_file: FxHashMap::default(),
         reported: Default::default(),
         stale_labels: Vec::new(),
     };
@@ -68,13 +68,13 @@ struct Checker<'a> {
     program: &'a Program,
     diags: Vec<Diagnostic>,
     /// Declared ranges per (file, dimension), sorted by `first`.
-    decls: HashMap<(File, u32), Vec<Range>>,
+    decls: FxHashMap<(File, u32), Vec<Range>>,
     /// Per declaration: has any of its registers been used.
     used: Vec<(bool, &'a Declaration)>,
     /// Declarations per file (for indirect uses).
-    any_of_file: HashMap<File, Vec<usize>>,
+    any_of_file: FxHashMap<File, Vec<usize>>,
     /// Undeclared registers already reported (reported once each).
-    reported: std::collections::HashSet<(File, u32, u32)>,
+    reported: FxHashSet<(File, u32, u32)>,
     /// Branch labels that disagree with the nesting: (statement span, label, what it points
     /// to, note). Reported as one warning, since old dumps often carry many stale labels.
     stale_labels: Vec<(Span, u32, String, String)>,
@@ -576,7 +576,7 @@ impl<'a> Checker<'a> {
         let program = self.program;
         let mut stack = Stack { items: Vec::new(), counts: [0; 4] };
         let mut ends = Vec::new();
-        let mut subs = std::collections::HashSet::new();
+        let mut subs = FxHashSet::default();
         let mut calls = Vec::new();
         for (n, inst) in program.instructions().enumerate() {
             let n = n as u32;
