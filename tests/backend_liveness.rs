@@ -3,23 +3,15 @@
 //! of backward data-flow iterated to a fixed point.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tgsi2va::compile::{Options, compile_to_ir};
 use tgsi2va::ir::liveness::Liveness;
 use tgsi2va::ir::{Block, InstKind, Shader, Terminator, Value};
 use tgsi2va::regalloc::spill::{self, SpillInfo};
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tgsi") {
-            out.push(p);
-        }
-    }
-}
+#[path = "common/files.rs"]
+mod files;
+use files::collect_tgsi;
 
 /// Live-in and live-out sets by round-robin iteration of
 /// `in(b) = uses(b) ∪ (out(b) − defs(b))`, `out(b) = ∪ in(s) ∪ φ-arguments of s for b ∪ cond(b)`.
@@ -104,7 +96,7 @@ fn check(name: &str, shader: &Shader) -> (usize, bool) {
 fn liveness_matches_iterated_data_flow_on_every_sample() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples");
     let mut samples = Vec::new();
-    collect(&dir, &mut samples);
+    collect_tgsi(&dir, &mut samples);
     let (mut shaders, mut blocks, mut spilled) = (0, 0, 0);
     for path in &samples {
         let text = std::fs::read_to_string(path).unwrap();
@@ -129,7 +121,7 @@ fn liveness_matches_iterated_data_flow_on_every_sample() {
 fn demand_walk_hands_its_victims_to_spill_unchanged() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples");
     let mut samples = Vec::new();
-    collect(&dir, &mut samples);
+    collect_tgsi(&dir, &mut samples);
     let mut exceeded = 0;
     for path in &samples {
         let text = std::fs::read_to_string(path).unwrap();

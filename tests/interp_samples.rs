@@ -4,20 +4,13 @@
 use std::path::{Path, PathBuf};
 use tgsi2va::interp::{self, InterpError};
 
+#[path = "common/files.rs"]
+mod files;
+use files::collect_tgsi;
+
 fn samples() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "tgsi") {
-                out.push(p);
-            }
-        }
-    }
     let mut out = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut out);
+    collect_tgsi(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut out);
     out
 }
 

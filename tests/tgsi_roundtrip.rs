@@ -3,21 +3,12 @@
 //! and `parse(print(ast)) == ast` (spans cleared).
 
 use pretty_assertions::assert_eq;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tgsi2va::tgsi::{self, PrintOptions, ast::Program};
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tgsi") {
-            out.push(p);
-        }
-    }
-}
+#[path = "common/files.rs"]
+mod files;
+use files::collect_tgsi;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -49,9 +40,9 @@ fn assert_round_trip(text: &str, what: &str) {
 #[test]
 fn fixtures_and_samples_round_trip() {
     let mut files = Vec::new();
-    collect(&root().join("tests/tgsi"), &mut files);
+    collect_tgsi(&root().join("tests/tgsi"), &mut files);
     let fixtures = files.len();
-    collect(&root().join("tgsi-samples"), &mut files);
+    collect_tgsi(&root().join("tgsi-samples"), &mut files);
     assert!(fixtures >= 10, "our own fixtures are missing");
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
@@ -62,8 +53,8 @@ fn fixtures_and_samples_round_trip() {
 #[test]
 fn fixtures_and_samples_pass_the_checker() {
     let mut files = Vec::new();
-    collect(&root().join("tests/tgsi"), &mut files);
-    collect(&root().join("tgsi-samples"), &mut files);
+    collect_tgsi(&root().join("tests/tgsi"), &mut files);
+    collect_tgsi(&root().join("tgsi-samples"), &mut files);
     for path in files.iter().filter(|p| !p.ends_with("all_opcodes.tgsi")) {
         let text = std::fs::read_to_string(path).unwrap();
         let program = parse_ok(&text, &path.display().to_string());

@@ -5,30 +5,22 @@
 //!
 //! `VERIFY_SEEDS=N` raises the number of input sets (default 4).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use tgsi2va::verify::{Error, Options, verify};
+
+#[path = "common/files.rs"]
+mod files;
+use files::collect_tgsi;
 
 /// Samples that compile but that one executor cannot run yet, each with the text its error
 /// must contain. A listed sample that starts passing fails this test, so the list stays true.
 const NOT_MODELLED: &[(&str, &str)] = &[];
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "tgsi") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn interpreter_and_emulator_agree_on_every_sample() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples");
     let mut samples = Vec::new();
-    collect(&dir, &mut samples);
+    collect_tgsi(&dir, &mut samples);
     let seeds = std::env::var("VERIFY_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
     let options = Options { seeds, ..Options::default() };
     let mut failures = Vec::new();
