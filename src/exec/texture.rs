@@ -264,17 +264,10 @@ impl Texture {
     /// Implicit LOD (8.8 fixed point) of a quad from coarse derivatives of its coordinates.
     /// `quad[i]` are the (s, t, r) coordinates of lane i; lane bit 0 is x, bit 1 is y.
     pub fn implicit_lod(&self, quad: &[[f32; 3]; 4]) -> i32 {
-        let (w, h, d) = self.level_size(0);
-        let size = [w as f32, h as f32, d as f32];
-        let used = match self.dim {
-            Dim::Buffer | Dim::D1 => 1,
-            Dim::D3 => 3,
-            _ => 2,
-        };
+        let scales = self.derivative_scales();
         let rho = |a: usize, b: usize| -> f32 {
             let mut sum = 0.0f32;
-            for c in 0..used {
-                let scale = if self.dim == Dim::Rect { 1.0 } else { size[c] };
+            for (c, &scale) in scales.iter().enumerate() {
                 let delta = (quad[b][c] - quad[a][c]) * scale;
                 sum += delta * delta;
             }
@@ -282,6 +275,43 @@ impl Texture {
         };
         let rho = rho(0, 1).max(rho(0, 2));
         lod_to_fixed88(rho.log2())
+    }
+
+    /// Bounds of [`Texture::implicit_lod`] over every quad whose lane coordinates (s, t, r) lie
+    /// in `boxes` (intervals): interval arithmetic on the same differences, through the same
+    /// monotone map, widened by a relative 2^-16 for the f32 roundings of `implicit_lod`.
+    pub fn implicit_lod_bounds(&self, boxes: &[[(f64, f64); 3]; 4]) -> (i32, i32) {
+        let scales = self.derivative_scales();
+        // (smallest, largest) length of the difference between lanes a and b.
+        let rho = |a: usize, b: usize| -> (f64, f64) {
+            let (mut small, mut large) = (0.0f64, 0.0f64);
+            for (c, &scale) in scales.iter().enumerate() {
+                let lo = (boxes[b][c].0 - boxes[a][c].1) * f64::from(scale);
+                let hi = (boxes[b][c].1 - boxes[a][c].0) * f64::from(scale);
+                let nearest = if lo <= 0.0 && hi >= 0.0 { 0.0 } else { lo.abs().min(hi.abs()) };
+                small += nearest * nearest;
+                large += lo.abs().max(hi.abs()).powi(2);
+            }
+            (small.sqrt(), large.sqrt())
+        };
+        let (x, y) = (rho(0, 1), rho(0, 2));
+        let slack = 1.0 / 65536.0;
+        let low = (x.0.max(y.0) * (1.0 - slack)) as f32;
+        let high = (x.1.max(y.1) * (1.0 + slack)) as f32;
+        (lod_to_fixed88(low.log2()), lod_to_fixed88(high.log2()))
+    }
+
+    /// Per coordinate the LOD uses, the factor from coordinate to texels of level 0 (1 for
+    /// RECT, whose coordinates are in texels).
+    fn derivative_scales(&self) -> Vec<f32> {
+        let (w, h, d) = self.level_size(0);
+        let used = match self.dim {
+            Dim::Buffer | Dim::D1 => 1,
+            Dim::D3 => 3,
+            _ => 2,
+        };
+        let size = [w as f32, h as f32, d as f32];
+        size[..used].iter().map(|&s| if self.dim == Dim::Rect { 1.0 } else { s }).collect()
     }
 }
 
@@ -381,6 +411,51 @@ fn hash(words: &[u32]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every quad inside the boxes has its implicit LOD inside the bounds, and the bounds of
+    /// exact points are that quad's LOD.
+    #[test]
+    fn implicit_lod_bounds_contain_every_quad_in_the_boxes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for dim in [Dim::D1, Dim::D2, Dim::D3, Dim::Rect] {
+            let tex = Texture::default_for(dim, false, TexelKind::Float, 0);
+            for case in 0..2000 {
+                // Coordinates near each other (derivatives around one texel) with errors from
+                // none to larger than the differences.
+                let spread = [0.0, 1e-4, 0.02, 0.3][case % 4];
+                let error = [0.0, 1e-7, 1e-3, 0.05][(case / 4) % 4];
+                let centre: Vec<f64> = (0..3).map(|_| next()).collect();
+                let boxes: [[(f64, f64); 3]; 4] = std::array::from_fn(|_| {
+                    std::array::from_fn(|c| {
+                        // An f32 value with an error bound, as the interpreter holds them.
+                        let x = (centre[c] + spread * (next() - 0.5)) as f32 as f64;
+                        let e = error * next();
+                        (x - e, x + e)
+                    })
+                });
+                let (low, high) = tex.implicit_lod_bounds(&boxes);
+                assert!(low <= high);
+                for _ in 0..8 {
+                    let quad: [[f32; 3]; 4] = std::array::from_fn(|l| {
+                        std::array::from_fn(|c| {
+                            // An f32 inside the box (its centre is one).
+                            let (lo, hi) = boxes[l][c];
+                            let x = (lo + (hi - lo) * next()) as f32;
+                            if (lo..=hi).contains(&(x as f64)) { x } else { ((lo + hi) / 2.0) as f32 }
+                        })
+                    });
+                    let lod = tex.implicit_lod(&quad);
+                    assert!(low <= lod && lod <= high, "{dim:?} case {case}: {low} <= {lod} <= {high}");
+                }
+            }
+        }
+    }
 
     fn tex2d() -> Texture {
         Texture::default_for(Dim::D2, false, TexelKind::Float, 0)

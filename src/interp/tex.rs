@@ -547,15 +547,14 @@ impl Machine<'_, '_> {
             // LOD query reads the LOD itself).
             let active = (0..LANES).all(|l| self.exec & !self.tainted & (1 << l) != 0);
             if quad_lod.is_none() && active && matches!(lod_mode, LodMode::Implicit(None)) && lay.dim != Dim::Cube {
-                let boxes: Option<Vec<[(f64, f64); 3]>> = (0..LANES)
-                    .map(|l| {
-                        let ins = lane_inputs(l);
-                        let c = |k: usize| ins[k].interval().filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
-                        Some([c(0)?, c(1)?, if lay.dim == Dim::D3 { c(2)? } else { (0.0, 0.0) }])
-                    })
-                    .collect();
-                if let Some(boxes) = boxes {
-                    let (low, high) = implicit_lod_bounds(&tex, &boxes);
+                let lane_box = |l: usize| -> Option<[(f64, f64); 3]> {
+                    let ins = lane_inputs(l);
+                    let c = |k: usize| ins[k].interval().filter(|(lo, hi)| lo.is_finite() && hi.is_finite());
+                    Some([c(0)?, c(1)?, if lay.dim == Dim::D3 { c(2)? } else { (0.0, 0.0) }])
+                };
+                if let (Some(b0), Some(b1), Some(b2), Some(b3)) = (lane_box(0), lane_box(1), lane_box(2), lane_box(3)) {
+                    let boxes = [b0, b1, b2, b3];
+                    let (low, high) = tex.implicit_lod_bounds(&boxes);
                     let nominal = tex.implicit_lod(&quad);
                     let level = tex.select_level(nominal);
                     if tex.select_level(low) == level && tex.select_level(high) == level {
@@ -641,38 +640,6 @@ impl Machine<'_, '_> {
     }
 }
 
-/// Bounds of [`Texture::implicit_lod`] over every quad whose lane coordinates (s, t, r) lie in
-/// `boxes` (intervals, lane bit 0 = x): interval arithmetic on the coarse differences, then the
-/// same monotone map from the larger derivative length to 8.8 fixed point, widened by a
-/// relative 2^-16 for the f32 roundings of the texture unit's own evaluation.
-fn implicit_lod_bounds(tex: &Texture, boxes: &[[(f64, f64); 3]]) -> (i32, i32) {
-    let (w, h, d) = tex.level_size(0);
-    let size = [w as f64, h as f64, d as f64];
-    let used = match tex.dim {
-        Dim::Buffer | Dim::D1 => 1,
-        Dim::D3 => 3,
-        _ => 2,
-    };
-    // (smallest, largest) length of the difference between lanes a and b.
-    let rho = |a: usize, b: usize| -> (f64, f64) {
-        let (mut small, mut large) = (0.0f64, 0.0f64);
-        for c in 0..used {
-            let scale = if tex.dim == Dim::Rect { 1.0 } else { size[c] };
-            let lo = (boxes[b][c].0 - boxes[a][c].1) * scale;
-            let hi = (boxes[b][c].1 - boxes[a][c].0) * scale;
-            let nearest = if lo <= 0.0 && hi >= 0.0 { 0.0 } else { lo.abs().min(hi.abs()) };
-            small += nearest * nearest;
-            large += lo.abs().max(hi.abs()).powi(2);
-        }
-        (small.sqrt(), large.sqrt())
-    };
-    let (x, y) = (rho(0, 1), rho(0, 2));
-    let slack = 1.0 / 65536.0;
-    let low = (x.0.max(y.0) * (1.0 - slack)) as f32;
-    let high = (x.1.max(y.1) * (1.0 + slack)) as f32;
-    (lod_to_fixed88(low.log2()), lod_to_fixed88(high.log2()))
-}
-
 /// SAMPLE-style opcodes name their texture with an SVIEW (or legacy RES) operand; the others
 /// with SAMP.
 fn sample_style(op: Opcode) -> bool {
@@ -692,56 +659,4 @@ fn sample_style(op: Opcode) -> bool {
             | O::Lod
             | O::SampleInfo
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every quad inside the boxes has its implicit LOD inside the bounds, and the bounds of
-    /// exact points are that quad's LOD.
-    #[test]
-    fn implicit_lod_bounds_contain_every_quad_in_the_boxes() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        for dim in [Dim::D1, Dim::D2, Dim::D3, Dim::Rect] {
-            let tex = Texture::default_for(dim, false, TexelKind::Float, 0);
-            for case in 0..2000 {
-                // Coordinates near each other (derivatives around one texel) with errors from
-                // none to larger than the differences.
-                let spread = [0.0, 1e-4, 0.02, 0.3][case % 4];
-                let error = [0.0, 1e-7, 1e-3, 0.05][(case / 4) % 4];
-                let centre: Vec<f64> = (0..3).map(|_| next()).collect();
-                let boxes: Vec<[(f64, f64); 3]> = (0..LANES)
-                    .map(|_| {
-                        std::array::from_fn(|c| {
-                            // An f32 value with an error bound, as the interpreter holds them.
-                            let x = (centre[c] + spread * (next() - 0.5)) as f32 as f64;
-                            let e = error * next();
-                            (x - e, x + e)
-                        })
-                    })
-                    .collect();
-                let (low, high) = implicit_lod_bounds(&tex, &boxes);
-                assert!(low <= high);
-                for _ in 0..8 {
-                    let quad: [[f32; 3]; 4] = std::array::from_fn(|l| {
-                        std::array::from_fn(|c| {
-                            // An f32 inside the box (its centre is one).
-                            let (lo, hi) = boxes[l][c];
-                            let x = (lo + (hi - lo) * next()) as f32;
-                            if (lo..=hi).contains(&(x as f64)) { x } else { ((lo + hi) / 2.0) as f32 }
-                        })
-                    });
-                    let lod = tex.implicit_lod(&quad);
-                    assert!(low <= lod && lod <= high, "{dim:?} case {case}: {low} <= {lod} <= {high}");
-                }
-            }
-        }
-    }
 }
