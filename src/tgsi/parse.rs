@@ -257,11 +257,14 @@ impl<'a> Parser<'a> {
     /// Skips white space; says whether there was any.
     #[inline]
     fn skip_ws(&mut self) -> bool {
-        let start = self.pos;
-        while self.src.get(self.pos).is_some_and(|&c| is_ws(c)) {
-            self.pos += 1;
+        // A local cursor: `self.pos` is written once, not per byte.
+        let (src, start) = (self.src, self.pos);
+        let mut i = start;
+        while i < src.len() && is_ws(src[i]) {
+            i += 1;
         }
-        self.pos > start
+        self.pos = i;
+        i > start
     }
 
     /// The identifier run (`[A-Za-z0-9_]*`) starting at `pos`.

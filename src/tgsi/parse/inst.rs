@@ -86,10 +86,20 @@ impl Parser<'_> {
             if i > 0 {
                 self.operand_comma(last_end, opcode, i)?;
             }
+            // Operands Mesa prints are read by the fast paths; anything else (and every error)
+            // by the general ones.
             if i < nd {
-                inst.dst.push(self.dst_operand()?);
+                let operand = match self.fast_dst_operand() {
+                    Some(operand) => operand,
+                    None => self.dst_operand()?,
+                };
+                inst.dst.push(operand);
             } else if i < nd + ns {
-                inst.src.push(self.src_operand()?);
+                let operand = match self.fast_src_operand() {
+                    Some(operand) => operand,
+                    None => self.src_operand()?,
+                };
+                inst.src.push(operand);
             } else {
                 inst.texture_target = Some(self.texture_target()?);
             }
@@ -416,59 +426,11 @@ impl Parser<'_> {
 
     /// The common shape `FILE[n]` / `FILE[n][m]` without white space, indirection or ArrayIDs,
     /// read with a few byte comparisons. `None` (cursor unchanged) for anything else.
-    #[inline]
+    #[inline(always)]
     fn fast_register(&mut self) -> Option<Register> {
         let src = self.src;
-        let start = self.pos;
-        let mut i = start;
-        // Up to 8 letters of the name, upper-cased, packed into a word.
-        let mut key = 0u64;
-        loop {
-            let c = *src.get(i)?;
-            if c == b'[' {
-                break;
-            }
-            if !c.is_ascii_alphabetic() || i - start == 8 {
-                return None;
-            }
-            key = key << 8 | u64::from(c & !0x20);
-            i += 1;
-        }
-        const fn pack(name: &[u8]) -> u64 {
-            let mut key = 0u64;
-            let mut i = 0;
-            while i < name.len() {
-                key = key << 8 | name[i] as u64;
-                i += 1;
-            }
-            key
-        }
-        const TEMP: u64 = pack(b"TEMP");
-        const IN: u64 = pack(b"IN");
-        const OUT: u64 = pack(b"OUT");
-        const CONST: u64 = pack(b"CONST");
-        const IMM: u64 = pack(b"IMM");
-        const SAMP: u64 = pack(b"SAMP");
-        const ADDR: u64 = pack(b"ADDR");
-        const SV: u64 = pack(b"SV");
-        const SVIEW: u64 = pack(b"SVIEW");
-        const BUFFER: u64 = pack(b"BUFFER");
-        const IMAGE: u64 = pack(b"IMAGE");
-        let file = match key {
-            TEMP => File::Temp,
-            IN => File::Input,
-            OUT => File::Output,
-            CONST => File::Const,
-            IMM => File::Immediate,
-            SAMP => File::Sampler,
-            ADDR => File::Address,
-            SV => File::SystemValue,
-            SVIEW => File::SamplerView,
-            BUFFER => File::Buffer,
-            IMAGE => File::Image,
-            _ => return None,
-        };
-        let (first, mut i) = fast_index(src, i + 1)?;
+        let (file, bracket) = fast_file(src, self.pos)?;
+        let (first, mut i) = fast_index(src, bracket + 1)?;
         let mut r = Register { file, dimension: None, index: Index::direct(first) };
         if src.get(i) == Some(&b'[') {
             let (second, j) = fast_index(src, i + 1)?;
@@ -638,6 +600,34 @@ impl Parser<'_> {
         Ok(DstOperand { register, write_mask, modulate, span: Span::new(start, self.pos) })
     }
 
+    /// A destination `R` or `R.mask` ([`Self::fast_register`], a valid mask right after it) followed
+    /// by `,`, white space not before a `.`, or the end: what Mesa prints. `None` (cursor
+    /// unchanged) for anything else.
+    #[inline(always)]
+    fn fast_dst_operand(&mut self) -> Option<DstOperand> {
+        let start = self.pos;
+        let register = self.fast_register()?;
+        let src = self.src;
+        let at = self.pos;
+        let (write_mask, end) = match src.get(at) {
+            Some(&b'.') => match fast_write_mask(&src[at + 1..]) {
+                Some((mask, letters)) => (WriteMask(mask), at + 1 + letters),
+                None => {
+                    self.pos = start;
+                    return None;
+                }
+            },
+            Some(&b',') | None => (WriteMask::XYZW, at),
+            Some(&c) if is_ws(c) && src.get(self.next_non_ws(at)) != Some(&b'.') => (WriteMask::XYZW, at),
+            Some(_) => {
+                self.pos = start;
+                return None;
+            }
+        };
+        self.pos = end;
+        Some(DstOperand { register, write_mask, modulate: None, span: Span::new(start, end) })
+    }
+
     /// `ows . ows xyzw` (letters in order) or nothing (all four).
     pub(super) fn optional_write_mask(&mut self) -> PResult<WriteMask> {
         if self.peek() == b'.'
@@ -699,9 +689,6 @@ impl Parser<'_> {
     }
 
     fn src_operand(&mut self) -> PResult<SrcOperand> {
-        if let Some(operand) = self.fast_src_operand() {
-            return Ok(operand);
-        }
         let start = self.pos;
         let mut legacy = LegacySourceModifiers {
             outer_negate: false,
@@ -773,7 +760,7 @@ impl Parser<'_> {
             && !legacy.scale2
             && !legacy.outer_negate
             && let Some(&[a, b, c, d]) = self.src.get(self.pos + 1..self.pos + 5)
-            && let (Some(a), Some(b), Some(c), Some(d)) = (letter(a), letter(b), letter(c), letter(d))
+            && let Some(swizzle) = four_letters(a, b, c, d)
             && !self.src.get(self.pos + 5).is_some_and(|&n| is_ident(n) || n == b'.' || n == b'-')
             && self.src.get(self.next_non_ws(self.pos + 5)) != Some(&b'.')
         {
@@ -788,14 +775,7 @@ impl Parser<'_> {
             } else {
                 (negate || negate_before_abs, None)
             };
-            return Ok(SrcOperand {
-                register,
-                swizzle: [a, b, c, d],
-                negate,
-                absolute,
-                legacy,
-                span: Span::new(start, self.pos),
-            });
+            return Ok(SrcOperand { register, swizzle, negate, absolute, legacy, span: Span::new(start, self.pos) });
         }
         let save = self.pos;
         self.skip_ws();
@@ -885,7 +865,7 @@ impl Parser<'_> {
     /// swizzle), where `R` is a register [`Self::fast_register`] reads, with no white space
     /// inside: what Mesa prints for almost every source. Read without the lookahead for legacy modifiers; the result is
     /// what the general path gives. `None` (cursor unchanged) for anything else.
-    #[inline]
+    #[inline(always)]
     fn fast_src_operand(&mut self) -> Option<SrcOperand> {
         let start = self.pos;
         let operand = self.fast_src_operand_at(start);
@@ -895,7 +875,7 @@ impl Parser<'_> {
         operand
     }
 
-    #[inline]
+    #[inline(always)]
     fn fast_src_operand_at(&mut self, start: usize) -> Option<SrcOperand> {
         let src = self.src;
         let negate = src.get(start) == Some(&b'-');
@@ -904,10 +884,7 @@ impl Parser<'_> {
         let register = self.fast_register()?;
         let at = self.pos;
         let (swizzle, after) = match src.get(at..at + 5) {
-            Some(&[b'.', a, b, c, d]) => match (letter(a), letter(b), letter(c), letter(d)) {
-                (Some(a), Some(b), Some(c), Some(d)) => ([a, b, c, d], at + 5),
-                _ => None?,
-            },
+            Some(&[b'.', a, b, c, d]) => (four_letters(a, b, c, d)?, at + 5),
             _ if src.get(at) == Some(&b'.') => None?,
             _ => (IDENTITY_SWIZZLE, at),
         };
@@ -1017,16 +994,67 @@ fn fast_write_mask(text: &[u8]) -> Option<(u8, usize)> {
     (letters > 0).then_some((mask, letters))
 }
 
+/// Component number of each swizzle letter (any case); [`NOT_A_LETTER`] for other bytes.
+static LETTER: [u8; 256] = {
+    let mut table = [NOT_A_LETTER; 256];
+    let letters = *b"xyzw";
+    let mut i = 0;
+    while i < 4 {
+        table[letters[i] as usize] = i as u8;
+        table[letters[i].to_ascii_uppercase() as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// Bit 2 set: no component (the four components are 0–3).
+const NOT_A_LETTER: u8 = 4;
+
 /// A swizzle letter, any case.
 #[inline]
 fn letter(c: u8) -> Option<Component> {
-    match c {
-        b'x' | b'X' => Some(Component::X),
-        b'y' | b'Y' => Some(Component::Y),
-        b'z' | b'Z' => Some(Component::Z),
-        b'w' | b'W' => Some(Component::W),
-        _ => None,
+    Component::ALL.get(usize::from(LETTER[usize::from(c)])).copied()
+}
+
+/// Four swizzle letters, any case, or `None` if any byte is not one.
+#[inline]
+fn four_letters(a: u8, b: u8, c: u8, d: u8) -> Option<Swizzle> {
+    // Spelled out: `array::map` here is an out-of-line call per swizzle.
+    let (a, b, c, d) = (LETTER[usize::from(a)], LETTER[usize::from(b)], LETTER[usize::from(c)], LETTER[usize::from(d)]);
+    if (a | b | c | d) & NOT_A_LETTER != 0 {
+        return None;
     }
+    let component = |x: u8| Component::ALL[usize::from(x & 3)];
+    Some([component(a), component(b), component(c), component(d)])
+}
+
+/// The register file named at `at` when `[` follows it directly: the file and the position of
+/// the `[`. Only the files instructions name most often; `None` sends the rest to the general
+/// path. Names are matched in any case.
+#[inline(always)]
+fn fast_file(src: &[u8], at: usize) -> Option<(File, usize)> {
+    // Upper-cases letters; keeps `[` (0x5B, bit 5 clear) and turns no other byte into a letter
+    // or `[` that was not one (bytes compared against letters below are letters themselves).
+    let is = |name: &[u8]| {
+        src.get(at..at + name.len() + 1).is_some_and(|w| {
+            w[name.len()] == b'[' && w.iter().zip(name).all(|(&c, &n)| c & !0x20 == n && c.is_ascii_alphabetic())
+        })
+    };
+    let (file, len) = match *src.get(at)? & !0x20 {
+        b'T' if is(b"TEMP") => (File::Temp, 4),
+        b'I' if is(b"IN") => (File::Input, 2),
+        b'I' if is(b"IMM") => (File::Immediate, 3),
+        b'I' if is(b"IMAGE") => (File::Image, 5),
+        b'O' if is(b"OUT") => (File::Output, 3),
+        b'C' if is(b"CONST") => (File::Const, 5),
+        b'S' if is(b"SAMP") => (File::Sampler, 4),
+        b'S' if is(b"SV") => (File::SystemValue, 2),
+        b'S' if is(b"SVIEW") => (File::SamplerView, 5),
+        b'A' if is(b"ADDR") => (File::Address, 4),
+        b'B' if is(b"BUFFER") => (File::Buffer, 6),
+        _ => return None,
+    };
+    Some((file, at + len))
 }
 
 fn is_swizzle_letter(c: u8) -> bool {
