@@ -682,6 +682,12 @@ impl Parser<'_> {
     /// A FLT32 value: C `strtof` syntax; `0x` with exactly eight hex digits is a bit pattern.
     pub(super) fn flt32_value(&mut self) -> PResult<u32> {
         let start = self.pos;
+        // What Mesa prints (`%10.4f`) in one pass; the general scan and conversion otherwise.
+        if let Some((bits, len)) = num::short_decimal_f32(&self.src[start..]) {
+            self.pos += len;
+            self.value_end_check(start)?;
+            return Ok(bits);
+        }
         let len = num::scan_c_float(&self.src[start..]);
         if len == 0 {
             return Err(self.expected_number("a floating-point number"));

@@ -251,6 +251,9 @@ impl Parser<'_> {
 
     /// Texture offsets, memory items and a branch label, in that order.
     fn trailing_items(&mut self, inst: &mut Instruction, mut last_end: usize) -> PResult<()> {
+        if matches!(self.src.get(self.pos), None | Some(b'\n')) {
+            return Ok(()); // the usual case: the line ends right after the operands
+        }
         let info = inst.opcode.info();
         loop {
             let save = self.pos;

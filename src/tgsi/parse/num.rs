@@ -132,26 +132,31 @@ pub fn c_float_to_f64_bits(text: &[u8]) -> Option<u64> {
     convert(text, F64)
 }
 
-/// `[-]d+.d*` with at most 7 digits: `m / 10^k` computed in binary32 with one rounding,
-/// which is the correctly rounded result because both operands are exact (Clinger's fast
-/// path). This is the shape of everything Mesa prints with `%10.4f`.
-fn short_decimal_f32(text: &[u8]) -> Option<u32> {
+/// `[-]d+.d*` with at most 7 digits at the start of `s`, read as `strtof` would when the next
+/// byte cannot continue the number (no exponent, no more digits): the bit pattern and the
+/// length. `m / 10^k` in binary32 with one rounding is the correctly rounded result because
+/// both operands are exact (Clinger's fast path). This is the shape of everything Mesa prints
+/// with `%10.4f`; `None` sends anything else to the general conversion.
+pub fn short_decimal_f32(s: &[u8]) -> Option<(u32, usize)> {
     const POW10: [f32; 8] = [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7];
-    let (negative, body) = match text.first() {
-        Some(b'-') => (true, &text[1..]),
-        _ => (false, text),
-    };
+    let negative = s.first() == Some(&b'-');
+    let mut i = usize::from(negative);
     let mut mantissa: u32 = 0;
     let mut digits = 0;
     let mut fraction: Option<usize> = None;
-    for &c in body {
+    while let Some(&c) = s.get(i) {
         if c == b'.' && fraction.is_none() {
             fraction = Some(0);
+            i += 1;
             continue;
         }
         let d = c.wrapping_sub(b'0');
         if d > 9 {
-            return None;
+            // An exponent, a hex prefix or a second `.` is for the general conversion.
+            if matches!(c | 0x20, b'e' | b'x' | b'p') || c == b'.' {
+                return None;
+            }
+            break;
         }
         digits += 1;
         if digits > 7 {
@@ -161,17 +166,19 @@ fn short_decimal_f32(text: &[u8]) -> Option<u32> {
         if let Some(f) = fraction.as_mut() {
             *f += 1;
         }
+        i += 1;
     }
     if digits == 0 {
         return None;
     }
     let value = mantissa as f32 / POW10[fraction.unwrap_or(0)];
-    Some(if negative { (-value).to_bits() } else { value.to_bits() })
+    Some((if negative { (-value).to_bits() } else { value.to_bits() }, i))
 }
 
 fn convert(text: &[u8], format: FloatFormat) -> Option<u64> {
     if format.mantissa_bits == 23
-        && let Some(bits) = short_decimal_f32(text)
+        && let Some((bits, len)) = short_decimal_f32(text)
+        && len == text.len()
     {
         return Some(u64::from(bits));
     }
@@ -353,16 +360,24 @@ mod tests {
 
     #[test]
     fn short_decimals_match_the_general_conversion() {
-        for text in ["0.5000", "-2.2500", "1.0000", "-0.0000", "0.1235", "123.4567", "9999999", "0.000001", "3.", "7"] {
+        let whole = |text: &str| short_decimal_f32(text.as_bytes()).map(|(bits, len)| (bits, len == text.len()));
+        for text in
+            ["0.5000", "-2.2500", "1.0000", "-0.0000", "0.1235", "123.4567", "9999999", "0.000001", "3.", "7", "-.5"]
+        {
             let general = text.parse::<f32>().unwrap().to_bits();
-            assert_eq!(short_decimal_f32(text.as_bytes()), Some(general), "{text}");
+            assert_eq!(whole(text), Some((general, true)), "{text}");
         }
         for i in 0..200_000u32 {
             let text = format!("{}.{:04}", i / 10_000 * 7, i % 10_000);
-            assert_eq!(short_decimal_f32(text.as_bytes()), Some(text.parse::<f32>().unwrap().to_bits()), "{text}");
+            assert_eq!(whole(&text), Some((text.parse::<f32>().unwrap().to_bits(), true)), "{text}");
         }
-        assert_eq!(short_decimal_f32(b"12345678"), None);
-        assert_eq!(short_decimal_f32(b"1e5"), None);
+        for long_or_not_short in ["12345678", "1e5", "1.5E-3", "0x10", "1.2.3", "-", ".", "inf", "+1.0"] {
+            assert_eq!(short_decimal_f32(long_or_not_short.as_bytes()), None, "{long_or_not_short}");
+        }
+        // A prefix: the number ends where `strtof` would stop (the caller checks what follows).
+        assert_eq!(short_decimal_f32(b"0.5000, 1.0"), Some((0.5f32.to_bits(), 6)));
+        assert_eq!(short_decimal_f32(b"-2.5}"), Some(((-2.5f32).to_bits(), 4)));
+        assert_eq!(short_decimal_f32(b"1.5abc"), Some((1.5f32.to_bits(), 3)));
     }
 
     #[test]
