@@ -36,7 +36,8 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         diags: Vec::new(),
         decls: FxHashMap::default(),
         used: Vec::new(),
-        any_of_file: FxHashMap::default(),
+        declared_files: [false; File::ALL.len()],
+        indirectly_used: [false; File::ALL.len()],
         reported: Default::default(),
         stale_labels: Vec::new(),
     };
@@ -71,8 +72,12 @@ struct Checker<'a> {
     decls: FxHashMap<(File, u32), Vec<Range>>,
     /// Per declaration: has any of its registers been used.
     used: Vec<(bool, &'a Declaration)>,
-    /// Declarations per file (for indirect uses).
-    any_of_file: FxHashMap<File, Vec<usize>>,
+    /// Files with at least one declaration (indexed by `File as usize`).
+    declared_files: [bool; File::ALL.len()],
+    /// Files read or written through an address register: every declaration of such a file
+    /// counts as used. A flag rather than marking each declaration, so that many indirect
+    /// accesses to a file with many declarations stay linear.
+    indirectly_used: [bool; File::ALL.len()],
     /// Undeclared registers already reported (reported once each).
     reported: FxHashSet<(File, u32, u32)>,
     /// Branch labels that disagree with the nesting: (statement span, label, what it points
@@ -149,7 +154,7 @@ impl<'a> Checker<'a> {
                 cover_last: 0,
                 cover_decl: 0,
             });
-            self.any_of_file.entry(d.file).or_default().push(index);
+            self.declared_files[d.file as usize] = true;
             self.semantic(d);
         }
         let processor = self.processor();
@@ -489,14 +494,10 @@ impl<'a> Checker<'a> {
             );
         }
         if r.index.indirect.is_some() || r.dimension.is_some_and(|d| d.indirect.is_some() && !per_vertex) {
-            match self.any_of_file.get(&file) {
-                Some(list) => {
-                    for &i in list {
-                        self.used[i].0 = true;
-                    }
-                }
-                None if !self.reported.insert((file, u32::MAX, u32::MAX)) => {}
-                None => self.diags.push(
+            match self.declared_files[file as usize] {
+                true => self.indirectly_used[file as usize] = true,
+                false if !self.reported.insert((file, u32::MAX, u32::MAX)) => {}
+                false => self.diags.push(
                     Diagnostic::error("E0100", span, format!("no `{}` register is declared", file.name()))
                         .with_label("indirect access to an undeclared file")
                         .with_help(format!("declare the registers with `DCL {}[…]`", file.name())),
@@ -814,9 +815,15 @@ impl<'a> Checker<'a> {
     }
 
     fn unused(&mut self) {
+        let indirect = self.indirectly_used;
+        let used = |&(used, d): &(bool, &Declaration)| used || indirect[d.file as usize];
         // Used sampler ranges, merged and sorted, for the SVIEW rule below.
-        let mut used_samplers: Vec<(u32, u32)> =
-            self.used.iter().filter(|(u, d)| *u && d.file == File::Sampler).map(|(_, d)| (d.first, d.last)).collect();
+        let mut used_samplers: Vec<(u32, u32)> = self
+            .used
+            .iter()
+            .filter(|&u| used(u) && u.1.file == File::Sampler)
+            .map(|(_, d)| (d.first, d.last))
+            .collect();
         used_samplers.sort_unstable();
         let mut merged: Vec<(u32, u32)> = Vec::with_capacity(used_samplers.len());
         for (first, last) in used_samplers {
@@ -826,8 +833,8 @@ impl<'a> Checker<'a> {
             }
         }
         let used_samplers = merged;
-        for &(used, d) in &self.used {
-            if used || d.file == File::Immediate {
+        for u @ &(_, d) in &self.used {
+            if used(u) || d.file == File::Immediate {
                 continue;
             }
             // ureg declares a sampler view next to each sampler that TEX-style opcodes use
