@@ -315,7 +315,16 @@ impl Inst {
 
     /// A pseudo-instruction.
     pub fn pseudo(kind: InstKind) -> Inst {
-        Inst { kind, ..Inst::machine(Instr::new(Opcode::NOP)) }
+        // `Inst::machine(Instr::new(NOP))` without its second template copy.
+        Inst {
+            kind,
+            mach: Instr::new(Opcode::NOP),
+            dests: ValueList::EMPTY,
+            staging: [ValueList::EMPTY; 2],
+            srcs: [Src::NONE; 4],
+            args: ValueList::EMPTY,
+            dead: false,
+        }
     }
 
     pub fn opcode(&self) -> Option<Opcode> {

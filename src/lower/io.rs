@@ -28,8 +28,17 @@ pub struct FauLayout {
     words: Vec<Option<FauSource>>,
     /// First word of each 4-word group (a constant vec4 or a sysval vec4).
     groups: FxHashMap<GroupKey, u8>,
+    /// The same for `CONST[buffer][index]` with small buffer and index, by buffer then index
+    /// (`NO_GROUP`: none yet): every constant operand asks, so this is a table.
+    constant_groups: Vec<Vec<u8>>,
     literals: FxHashMap<(u32, u32), u8>,
 }
+
+/// No group yet in [`FauLayout::constant_groups`] (words are below [`FAU_WORDS`]).
+const NO_GROUP: u8 = u8::MAX;
+/// Constant buffers and indices below these have their groups in the dense table.
+const DENSE_BUFFERS: u32 = 32;
+const DENSE_CONSTANTS: u32 = 4096;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum GroupKey {
@@ -46,6 +55,9 @@ impl FauLayout {
         if start + n > FAU_WORDS {
             return None;
         }
+        if self.words.capacity() == 0 {
+            self.words.reserve(FAU_WORDS);
+        }
         self.words.resize(start + n, None);
         Some(start as u8)
     }
@@ -61,7 +73,25 @@ impl FauLayout {
 
     /// The word holding `CONST[buffer][index].component` (None when the table is full).
     pub fn constant(&mut self, buffer: u32, index: u32, component: u32) -> Option<u8> {
-        let base = self.group(GroupKey::Constant(buffer, index), 4)?;
+        let base = if buffer < DENSE_BUFFERS && index < DENSE_CONSTANTS {
+            let (b, i) = (buffer as usize, index as usize);
+            if self.constant_groups.len() <= b {
+                self.constant_groups.resize(b + 1, Vec::new());
+            }
+            if self.constant_groups[b].len() <= i {
+                self.constant_groups[b].resize(i + 1, NO_GROUP);
+            }
+            match self.constant_groups[b][i] {
+                NO_GROUP => {
+                    let w = self.alloc(4, 4)?;
+                    self.constant_groups[b][i] = w;
+                    w
+                }
+                w => w,
+            }
+        } else {
+            self.group(GroupKey::Constant(buffer, index), 4)?
+        };
         let w = base + component as u8;
         self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
         Some(w)
@@ -71,7 +101,9 @@ impl FauLayout {
     pub fn sysval(&mut self, name: &'static str, component: u32) -> Option<u8> {
         let base = self.group(GroupKey::Sysval(name), 4)?;
         let w = base + component as u8;
-        self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        }
         Some(w)
     }
 
@@ -79,8 +111,10 @@ impl FauLayout {
     pub fn sysval_pair(&mut self, a: &'static str, b: &'static str, component: u32) -> Option<u8> {
         let base = self.group(GroupKey::Interleaved(a, b), 8)?;
         let w = base + 2 * component as u8;
-        self.words[w as usize] = Some(FauSource::Sysval { name: a.to_string(), component });
-        self.words[w as usize + 1] = Some(FauSource::Sysval { name: b.to_string(), component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Sysval { name: a.to_string(), component });
+            self.words[w as usize + 1] = Some(FauSource::Sysval { name: b.to_string(), component });
+        }
         Some(w)
     }
 
@@ -96,13 +130,15 @@ impl FauLayout {
         Some(w)
     }
 
-    /// The words in use, for the metadata.
-    pub fn to_meta(&self) -> Vec<FauWord> {
-        self.words
-            .iter()
-            .enumerate()
-            .filter_map(|(w, s)| s.clone().map(|source| FauWord { word: w as u32, source }))
-            .collect()
+    /// The words in use, for the metadata (the layout is left empty).
+    pub fn take_meta(&mut self) -> Vec<FauWord> {
+        let mut words = Vec::with_capacity(self.words.len());
+        for (w, source) in self.words.drain(..).enumerate() {
+            if let Some(source) = source {
+                words.push(FauWord { word: w as u32, source });
+            }
+        }
+        words
     }
 }
 
@@ -1139,7 +1175,7 @@ pub fn finish_metadata(ctx: &mut Ctx) {
     m.stage = ctx.stage.name().into();
     m.gpu = ctx.options.gpu.name.into();
     m.arch = ctx.options.gpu.arch;
-    m.fau = ctx.fau.to_meta();
+    m.fau = ctx.fau.take_meta();
     m.attributes = std::mem::take(&mut ctx.io.attributes);
     m.attributes.sort_by_key(|a| a.index);
     m.varyings = std::mem::take(&mut ctx.io.varyings);

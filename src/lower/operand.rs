@@ -298,7 +298,8 @@ pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand) -> Vec<Var> {
     vars
 }
 
-fn is_variable_file(file: File) -> bool {
+/// Whether registers of `file` are SSA variables (TEMP, OUT, ADDR and the legacy files).
+pub fn is_variable_file(file: File) -> bool {
     matches!(file, File::Temp | File::Output | File::Address | File::LegacyTempArray | File::LegacyLoop)
 }
 
