@@ -38,6 +38,7 @@ impl<'a> Builder<'a> {
     }
 
     /// Puts an instruction already in the arena at the builder's position.
+    #[inline]
     fn place(&mut self, id: InstId) {
         let list = &mut self.shader.blocks[self.block.index()].insts;
         match &mut self.position {
@@ -52,6 +53,7 @@ impl<'a> Builder<'a> {
     /// Adds an instruction whose only definition is its one destination (ALU instructions
     /// without staging, pseudo-instructions) and returns that value: the definition is
     /// recorded directly instead of through the opcode's staging description.
+    #[inline]
     fn single_dest(&mut self, inst: Inst) -> Value {
         let dest = self.shader.get(inst.dests)[0];
         let id = InstId(self.shader.insts.len() as u32);
@@ -64,6 +66,7 @@ impl<'a> Builder<'a> {
     /// An ALU instruction from a machine template whose operand fields are those of
     /// [`Instr::new`] (only modifiers, immediates and flow set), so that [`Inst::machine`]
     /// would return it unchanged; returns its destination.
+    #[inline]
     fn clean_alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
         let info = mach.info();
         if !info.staging.is_empty() || Self::dest_width(&mach) != 1 {
@@ -71,17 +74,21 @@ impl<'a> Builder<'a> {
         }
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
         debug_assert_eq!(Inst::machine(mach).mach, mach, "{}: operand fields set", info.name);
-        let mut inst = Inst {
+        // Element by element: a slice copy of unknown length is a `memcpy` call.
+        let mut operands = [Src::NONE; 4];
+        for (o, s) in operands.iter_mut().zip(srcs) {
+            *o = *s;
+        }
+        let dests = self.shader.new_values(1);
+        self.single_dest(Inst {
             kind: InstKind::Machine,
             mach,
-            dests: self.shader.new_values(1),
+            dests,
             staging: [ValueList::EMPTY; 2],
-            srcs: [Src::NONE; 4],
+            srcs: operands,
             args: ValueList::EMPTY,
             dead: false,
-        };
-        inst.srcs[..srcs.len()].copy_from_slice(srcs);
-        self.single_dest(inst)
+        })
     }
 
     /// Number of destination registers of a machine instruction: 2 for 64-bit results.

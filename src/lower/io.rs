@@ -93,7 +93,9 @@ impl FauLayout {
             self.group(GroupKey::Constant(buffer, index), 4)?
         };
         let w = base + component as u8;
-        self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        }
         Some(w)
     }
 

@@ -208,7 +208,7 @@ impl<'p> Ctx<'p> {
         // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
         // for that avoids most regrowth of the arenas while the shader is built. Straight-line
         // code all lands in the entry block, so its list gets the same room.
-        shader.reserve(4 * insts.len() + 64, 5 * insts.len() + 64);
+        shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
         shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
         // The variable tables, sized from the declarations (registers without one still work).
         let mut reg_vars = vec![Vec::new(); File::ALL.len()];
@@ -336,7 +336,20 @@ impl<'p> Ctx<'p> {
     // ---- Variables ----------------------------------------------------------------------------
 
     /// The variable of component `c` (0–3) of a register.
+    #[inline]
     pub fn var(&mut self, file: File, index: i64, c: usize) -> Var {
+        // Every source and destination component asks: the common case first.
+        if let Ok(i) = usize::try_from(index)
+            && let Some(&first) = self.reg_vars[file as usize].get(i)
+            && first != u32::MAX
+        {
+            return Var(first + c as u32);
+        }
+        self.new_var_of(file, index, c)
+    }
+
+    /// [`Ctx::var`] of a register met for the first time (or with a large or negative index).
+    fn new_var_of(&mut self, file: File, index: i64, c: usize) -> Var {
         let base = match usize::try_from(index) {
             Ok(i) if i < DENSE_REGISTERS => {
                 let table = &mut self.reg_vars[file as usize];
@@ -1112,10 +1125,35 @@ impl<'p> Ctx<'p> {
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
     fn finish(&mut self) -> Shader {
         let mut shader = std::mem::replace(&mut self.shader, Shader::new(self.stage));
-        shader.reorder_blocks(&self.layout);
-        crate::opt::unreachable::run(&mut shader);
+        let n = shader.blocks.len();
+        let in_order = self.layout.len() == n && self.layout.iter().enumerate().all(|(i, b)| b.index() == i);
+        if !in_order {
+            shader.reorder_blocks(&self.layout);
+        }
+        // Most shaders have no unreachable block; checking is cheaper than the pass.
+        if !all_reachable(&shader) {
+            crate::opt::unreachable::run(&mut shader);
+        }
         shader
     }
+}
+
+/// Whether the entry reaches every block.
+fn all_reachable(shader: &Shader) -> bool {
+    let mut reached = vec![false; shader.blocks.len()];
+    let mut stack = vec![Block(0)];
+    reached[0] = true;
+    let mut count = 1;
+    while let Some(b) = stack.pop() {
+        for s in shader.succs(b) {
+            if !reached[s.index()] {
+                reached[s.index()] = true;
+                count += 1;
+                stack.push(s);
+            }
+        }
+    }
+    count == shader.blocks.len()
 }
 
 #[cfg(test)]

@@ -331,11 +331,13 @@ pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>
         finished[c.index()] = Some(v);
     }
     match reg.index.indirect {
+        None if finished.iter().all(Option::is_none) => {}
         None => {
+            // A register's four variables are consecutive.
+            let x = ctx.var(reg.file, i64::from(reg.index.value), 0);
             for (c, v) in finished.iter().enumerate() {
                 if let Some(v) = *v {
-                    let var = ctx.var(reg.file, i64::from(reg.index.value), c);
-                    ctx.ssa.write(var, v);
+                    ctx.ssa.write(Var(x.0 + c as u32), v);
                 }
             }
         }
