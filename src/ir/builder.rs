@@ -53,7 +53,7 @@ impl<'a> Builder<'a> {
     /// Adds an instruction whose only definition is its one destination (ALU instructions
     /// without staging, pseudo-instructions) and returns that value: the definition is
     /// recorded directly instead of through the opcode's staging description.
-    #[inline]
+    #[inline(always)]
     fn single_dest(&mut self, inst: Inst) -> Value {
         let dest = self.shader.get(inst.dests)[0];
         let id = InstId(self.shader.insts.len() as u32);

@@ -290,7 +290,7 @@ fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let list = ctx.entry_builder().message(mach, &[Src::new(vertex_id), Src::new(instance_id)], &[], 4);
     ctx.io.attributes.push(meta::Attribute {
         index: index as u32,
-        register: format!("IN[{index}]"),
+        register: indexed_name("IN", index),
         format: "f32".into(),
         components: 4,
     });
@@ -340,18 +340,18 @@ fn fixed_slots(ctx: &Ctx, file: File) -> Vec<u32> {
 }
 
 fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
-    let decl = declaration(ctx, File::Input, index).cloned();
+    let decl = declaration(ctx, File::Input, index);
     let Some(decl) = decl else {
         ctx.unsupported("an undeclared input", "fragment inputs need a declaration with a semantic");
         let zero = ctx.entry_builder().konst(0);
         return [zero; 4];
     };
-    let semantic = decl.semantic.clone();
+    let semantic = &decl.semantic;
     let name = semantic.as_ref().map_or(SemanticName::Generic, |s| s.name);
     match name {
         SemanticName::Position => {
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "POSITION".into(),
                 source: "preload".into(),
             });
@@ -371,7 +371,7 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             let zero = ctx.entry_builder().konst(0);
             let one = ctx.entry_builder().konst(1.0f32.to_bits());
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "FACE".into(),
                 source: "preload".into(),
             });
@@ -381,7 +381,7 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             // The point coordinate is no varying: the metadata names the register that holds
             // it, so a driver (or the emulator) knows what LD_VAR_SPECIAL 0–1 must return.
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "PCOORD".into(),
                 source: "special".into(),
             });
@@ -418,7 +418,7 @@ struct VaryingInput {
 /// The varying behind `IN[index]` of a fragment shader (`None` for inputs that are not
 /// varyings: POSITION, FACE, PCOORD, undeclared ones). Records it in the metadata once.
 fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
-    let decl = declaration(ctx, File::Input, index)?.clone();
+    let decl = declaration(ctx, File::Input, index)?;
     let (name, sem_index) = decl.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
     // Registers of a range share the semantic with consecutive indices.
     let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
@@ -429,7 +429,7 @@ fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
     let offset = varying_offset(&fixed, name, sem_index)?;
     let interpolation = decl.interpolation.unwrap_or(Interpolation::Perspective);
     let location = decl.location.unwrap_or(Location::Center);
-    let register = format!("IN[{index}]");
+    let register = indexed_name("IN", index);
     if !ctx.io.varyings.iter().any(|v| v.register == register) {
         ctx.io.varyings.push(meta::Varying {
             register,
@@ -490,10 +490,35 @@ fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: 
 
 fn semantic_text(name: SemanticName, index: u32) -> String {
     if index != 0 || matches!(name, SemanticName::Generic | SemanticName::Texcoord) {
-        format!("{}[{index}]", name.name())
+        indexed_name(name.name(), i64::from(index))
     } else {
         name.name().to_string()
     }
+}
+
+/// `NAME[index]`, as `format!` would print it but without the formatting machinery (the
+/// metadata names every register it describes, which was a large part of lowering's cost).
+fn indexed_name(name: &str, index: i64) -> String {
+    let mut digits = [0u8; 20];
+    let mut rest = index.unsigned_abs();
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut text = String::with_capacity(name.len() + 3 + digits.len() - start);
+    text.push_str(name);
+    text.push('[');
+    if index < 0 {
+        text.push('-');
+    }
+    text.extend(digits[start..].iter().map(|&d| char::from(d)));
+    text.push(']');
+    text
 }
 
 /// `LD_VAR_SPECIAL` of `count` components of special varying `index` (0 point coord, 2 frag w,
@@ -572,7 +597,7 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
         _ => "preload",
     };
     ctx.io.system_value_meta.push(meta::SystemValue {
-        register: format!("SV[{index}]"),
+        register: indexed_name("SV", index),
         semantic: name.name().into(),
         source: source.into(),
     });
@@ -982,7 +1007,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
         coverage = ctx.builder().and(coverage, mask);
         ctx.io.flags.writes_coverage = true;
         ctx.io.outputs.push(meta::Output {
-            register: format!("OUT[{index}]"),
+            register: indexed_name("OUT", index),
             semantic: "SAMPLEMASK".into(),
             kind: "sample_mask".into(),
             rt: None,
@@ -1009,7 +1034,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
                 let _ = zs.set_flag("z", true);
                 ctx.io.flags.writes_depth = true;
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "POSITION".into(),
                     kind: "depth".into(),
                     rt: None,
@@ -1023,7 +1048,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
                 let _ = zs.set_flag("stencil", true);
                 ctx.io.flags.writes_stencil = true;
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "STENCIL".into(),
                     kind: "stencil".into(),
                     rt: None,
@@ -1049,7 +1074,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
             Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special);
         ctx.builder().emit(blend, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
         ctx.io.outputs.push(meta::Output {
-            register: format!("OUT[{index}]"),
+            register: indexed_name("OUT", index),
             semantic: semantic_text(SemanticName::Color, rt),
             kind: "color".into(),
             rt: Some(rt),
@@ -1087,7 +1112,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let screen = viewport_transform(ctx, [pos[0], pos[1], pos[2], pos[3]]);
                 store(ctx, &screen, (lo, hi), 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "POSITION".into(),
                     kind: "position".into(),
                     rt: None,
@@ -1102,7 +1127,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let (elo, ehi) = address(ctx, linear);
                 store_sized(ctx, Op::STORE_I16, &[half], (elo, ehi), 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "PSIZE".into(),
                     kind: "point_size".into(),
                     rt: None,
@@ -1116,7 +1141,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let values: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
                 store(ctx, &values, (lo, hi), offset, MemoryAccess::Estream);
                 ctx.io.varyings.push(meta::Varying {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: semantic_text(name, sem),
                     offset,
                     components: 4,
@@ -1200,5 +1225,18 @@ pub fn finish_metadata(ctx: &mut Ctx) {
         if let [Some(x), Some(y), Some(z)] = dims {
             m.local_size = Some([x, y, z]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indexed_name;
+
+    #[test]
+    fn indexed_names_read_like_format() {
+        for index in [0i64, 7, 10, 99, 100, 1_234_567, -1, -42, i64::MIN, i64::MAX] {
+            assert_eq!(indexed_name("OUT", index), format!("OUT[{index}]"));
+        }
+        assert_eq!(indexed_name("GENERIC", 3), "GENERIC[3]");
     }
 }

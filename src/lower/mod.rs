@@ -210,6 +210,10 @@ impl<'p> Ctx<'p> {
         // code all lands in the entry block, so its list gets the same room.
         shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
         shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
+        // Blocks become current about three times per control-flow statement.
+        let flow = insts.iter().filter(|i| i.opcode.info().flow.is_some()).count();
+        let mut layout = Vec::with_capacity(3 * flow + 4);
+        layout.push(Block(0));
         // The variable tables, sized from the declarations (registers without one still work).
         let mut reg_vars = vec![Vec::new(); File::ALL.len()];
         let mut declared_vars = 0;
@@ -229,7 +233,7 @@ impl<'p> Ctx<'p> {
             options: *options,
             shader,
             block: Block(0),
-            layout: vec![Block(0)],
+            layout,
             ssa: SsaState::with_capacity(declared_vars + 16),
             reg_vars,
             sparse_reg_vars: FxHashMap::default(),
@@ -654,6 +658,7 @@ impl<'p> Ctx<'p> {
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
+        let mut dst_vars = Vec::new();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
             if inst.opcode.canonical() == Opcode::Cal
@@ -676,7 +681,9 @@ impl<'p> Ctx<'p> {
                 vars.push(v);
             }
             for dst in &inst.dst {
-                for v in operand::dst_vars(self, dst) {
+                dst_vars.clear();
+                operand::dst_vars(self, dst, &mut dst_vars);
+                for &v in &dst_vars {
                     if seen.insert(v) {
                         vars.push(v);
                     }

@@ -279,23 +279,21 @@ pub fn array_range(ctx: &mut Ctx, file: File, index: &Index) -> (i64, i64) {
 
 // ---- Destinations -----------------------------------------------------------------------------
 
-/// The variables a destination operand may write (for loop write sets).
-pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand) -> Vec<Var> {
+/// Appends the variables a destination operand may write to `vars` (for loop write sets).
+pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand, vars: &mut Vec<Var>) {
     let reg = &dst.register;
     if !is_variable_file(reg.file) {
-        return Vec::new();
+        return;
     }
     let range = match reg.index.indirect {
         None => (i64::from(reg.index.value), i64::from(reg.index.value)),
         Some(_) => array_range(ctx, reg.file, &reg.index),
     };
-    let mut vars = Vec::new();
     for i in range.0..=range.1 {
         for c in dst.write_mask.components() {
             vars.push(ctx.var(reg.file, i, c.index()));
         }
     }
-    vars
 }
 
 /// Whether registers of `file` are SSA variables (TEMP, OUT, ADDR and the legacy files).
