@@ -206,7 +206,8 @@ impl<'p> Ctx<'p> {
         let imms = program.immediates().map(|i| i.words).collect();
         let mut shader = Shader::new(stage);
         // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
-        // for that avoids most regrowth of the arenas while the shader is built. Straight-line
+        // for that avoids most regrowth of the arenas while the shader is built (the constant
+        // covers small shaders with long recipes: texturing, 64-bit division). Straight-line
         // code all lands in the entry block, so its list gets the same room.
         shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
         shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
