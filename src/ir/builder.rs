@@ -33,6 +33,13 @@ impl<'a> Builder<'a> {
 
     fn insert(&mut self, inst: Inst) -> InstId {
         let id = self.shader.add_inst(inst);
+        self.place(id);
+        id
+    }
+
+    /// Puts an instruction already in the arena at the builder's position.
+    #[inline]
+    fn place(&mut self, id: InstId) {
         let list = &mut self.shader.blocks[self.block.index()].insts;
         match &mut self.position {
             Some(index) => {
@@ -41,7 +48,47 @@ impl<'a> Builder<'a> {
             }
             None => list.push(id),
         }
-        id
+    }
+
+    /// Adds an instruction whose only definition is its one destination (ALU instructions
+    /// without staging, pseudo-instructions) and returns that value: the definition is
+    /// recorded directly instead of through the opcode's staging description.
+    #[inline(always)]
+    fn single_dest(&mut self, inst: Inst) -> Value {
+        let dest = self.shader.get(inst.dests)[0];
+        let id = InstId(self.shader.insts.len() as u32);
+        self.shader.insts.push(inst);
+        self.shader.values[dest.index()].def = Some(id);
+        self.place(id);
+        dest
+    }
+
+    /// An ALU instruction from a machine template whose operand fields are those of
+    /// [`Instr::new`] (only modifiers, immediates and flow set), so that [`Inst::machine`]
+    /// would return it unchanged; returns its destination.
+    #[inline]
+    fn clean_alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
+        let info = mach.info();
+        if !info.staging.is_empty() || Self::dest_width(&mach) != 1 {
+            return self.alu(mach, srcs);
+        }
+        debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
+        debug_assert_eq!(Inst::machine(mach).mach, mach, "{}: operand fields set", info.name);
+        // Element by element: a slice copy of unknown length is a `memcpy` call.
+        let mut operands = [Src::NONE; 4];
+        for (o, s) in operands.iter_mut().zip(srcs) {
+            *o = *s;
+        }
+        let dests = self.shader.new_values(1);
+        self.single_dest(Inst {
+            kind: InstKind::Machine,
+            mach,
+            dests,
+            staging: [ValueList::EMPTY; 2],
+            srcs: operands,
+            args: ValueList::EMPTY,
+            dead: false,
+        })
     }
 
     /// Number of destination registers of a machine instruction: 2 for 64-bit results.
@@ -85,7 +132,7 @@ impl<'a> Builder<'a> {
 
     /// Emits an ALU instruction given by opcode with default modifiers.
     pub fn op(&mut self, opcode: Opcode, srcs: &[Src]) -> Value {
-        self.alu(Instr::new(opcode), srcs)
+        self.clean_alu(Instr::new(opcode), srcs)
     }
 
     /// Emits a message instruction that writes `write_count` staging registers; returns them.
@@ -100,8 +147,7 @@ impl<'a> Builder<'a> {
         let mut inst = Inst::pseudo(InstKind::Copy);
         inst.dests = self.shader.new_values(1);
         inst.srcs[0] = Src::new(operand.into());
-        let id = self.insert(inst);
-        self.shader.get(self.shader.inst(id).dests)[0]
+        self.single_dest(inst)
     }
 
     /// A register holding the 32-bit constant `bits`.
@@ -113,16 +159,14 @@ impl<'a> Builder<'a> {
     pub fn preload(&mut self, reg: u8) -> Value {
         let mut inst = Inst::pseudo(InstKind::Preload(reg));
         inst.dests = self.shader.new_values(1);
-        let id = self.insert(inst);
-        self.shader.get(self.shader.inst(id).dests)[0]
+        self.single_dest(inst)
     }
 
     /// An unspecified value.
     pub fn undef(&mut self) -> Value {
         let mut inst = Inst::pseudo(InstKind::Undef);
         inst.dests = self.shader.new_values(1);
-        let id = self.insert(inst);
-        self.shader.get(self.shader.inst(id).dests)[0]
+        self.single_dest(inst)
     }
 
     /// A φ with the given arguments (one per predecessor, in predecessor order); inserted at the
@@ -131,8 +175,7 @@ impl<'a> Builder<'a> {
         let mut inst = Inst::pseudo(InstKind::Phi);
         inst.dests = self.shader.new_values(1);
         inst.args = self.shader.list(args);
-        let id = self.insert(inst);
-        self.shader.get(self.shader.inst(id).dests)[0]
+        self.single_dest(inst)
     }
 
     // ---- Float arithmetic ---------------------------------------------------------------------
@@ -162,13 +205,13 @@ impl<'a> Builder<'a> {
     pub fn fclamp(&mut self, x: impl Into<Src>, clamp: Clamp) -> Value {
         let mut mach = Instr::new(Opcode::FADD_F32);
         let _ = mach.set_clamp(clamp);
-        self.alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
+        self.clean_alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
     }
 
     pub fn fround(&mut self, x: impl Into<Src>, mode: RoundMode) -> Value {
         let mut mach = Instr::new(Opcode::FROUND_F32);
         let _ = mach.set_round_mode(mode);
-        self.alu(mach, &[x.into()])
+        self.clean_alu(mach, &[x.into()])
     }
 
     pub fn frcp(&mut self, x: impl Into<Src>) -> Value {
@@ -184,7 +227,7 @@ impl<'a> Builder<'a> {
         let mut mach = Instr::new(Opcode::FCMP_OR_F32);
         let _ = mach.set_condition(cond);
         let _ = mach.set_result_type(result);
-        self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
+        self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
     }
 
     // ---- Integer arithmetic -------------------------------------------------------------------
@@ -205,7 +248,7 @@ impl<'a> Builder<'a> {
     pub fn iadd_imm(&mut self, x: impl Into<Src>, imm: u32) -> Value {
         let mut mach = Instr::new(Opcode::IADD_IMM_I32);
         let _ = mach.set_imm("constant", i64::from(imm));
-        self.alu(mach, &[x.into()])
+        self.clean_alu(mach, &[x.into()])
     }
 
     /// Integer comparison; `signed` picks `.s32` over `.u32`.
@@ -220,21 +263,21 @@ impl<'a> Builder<'a> {
         let mut mach = Instr::new(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
         let _ = mach.set_condition(cond);
         let _ = mach.set_result_type(result);
-        self.alu(mach, &[a.into(), b.into(), Src::konst(0)])
+        self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
     }
 
     /// `(a cond b) ? t : f` with an integer comparison (`.s32`/`.u32`).
     pub fn csel(&mut self, signed: bool, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
         let mut mach = Instr::new(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
         let _ = mach.set_condition(cond);
-        self.alu(mach, &[a, b, t, f])
+        self.clean_alu(mach, &[a, b, t, f])
     }
 
     /// `(a cond b) ? t : f` with a float comparison.
     pub fn csel_f32(&mut self, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
         let mut mach = Instr::new(Opcode::CSEL_F32);
         let _ = mach.set_condition(cond);
-        self.alu(mach, &[a, b, t, f])
+        self.clean_alu(mach, &[a, b, t, f])
     }
 
     /// `c != 0 ? t : f`.
@@ -272,7 +315,7 @@ impl<'a> Builder<'a> {
     pub fn shr(&mut self, signed: bool, a: impl Into<Src>, s: impl Into<Src>) -> Value {
         let mut mach = Instr::new(Opcode::RSHIFT_OR_I32);
         let _ = mach.set_flag("signed", signed);
-        self.alu(mach, &[a.into(), byte0(s.into()), Src::konst(0)])
+        self.clean_alu(mach, &[a.into(), byte0(s.into()), Src::konst(0)])
     }
 
     /// Integer → float (`S32_TO_F32` / `U32_TO_F32`, round to nearest even).
@@ -284,7 +327,7 @@ impl<'a> Builder<'a> {
     pub fn f2i(&mut self, signed: bool, x: impl Into<Src>, mode: RoundMode) -> Value {
         let mut mach = Instr::new(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
         let _ = mach.set_round_mode(mode);
-        self.alu(mach, &[x.into()])
+        self.clean_alu(mach, &[x.into()])
     }
 }
 

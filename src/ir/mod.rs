@@ -315,7 +315,16 @@ impl Inst {
 
     /// A pseudo-instruction.
     pub fn pseudo(kind: InstKind) -> Inst {
-        Inst { kind, ..Inst::machine(Instr::new(Opcode::NOP)) }
+        // `Inst::machine(Instr::new(NOP))` without its second template copy.
+        Inst {
+            kind,
+            mach: Instr::new(Opcode::NOP),
+            dests: ValueList::EMPTY,
+            staging: [ValueList::EMPTY; 2],
+            srcs: [Src::NONE; 4],
+            args: ValueList::EMPTY,
+            dead: false,
+        }
     }
 
     pub fn opcode(&self) -> Option<Opcode> {
@@ -678,7 +687,7 @@ impl Shader {
         let n = self.blocks.len();
         let mut new_index = vec![u32::MAX; n];
         let mut sequence = Vec::with_capacity(n);
-        for &b in order.iter().chain((0..n as u32).map(Block).collect::<Vec<_>>().iter()) {
+        for b in order.iter().copied().chain((0..n as u32).map(Block)) {
             if new_index[b.index()] == u32::MAX {
                 new_index[b.index()] = sequence.len() as u32;
                 sequence.push(b);
@@ -687,6 +696,7 @@ impl Shader {
         debug_assert_eq!(sequence.first(), Some(&Block(0)), "the entry block must stay first");
         let map = |b: Block| Block(new_index[b.index()]);
         let mut old: Vec<Option<BlockData>> = std::mem::take(&mut self.blocks).into_iter().map(Some).collect();
+        self.blocks.reserve(n);
         for b in sequence {
             let mut data = old[b.index()].take().expect("each block once");
             data.term = match data.term {

@@ -150,8 +150,11 @@ pub fn componentwise(ctx: &mut Ctx, inst: &Instruction, f: impl Fn(&mut Ctx, &[S
     let mut out = [None; 4];
     let mask = inst.dst[0].write_mask;
     for c in mask.components() {
-        let srcs: Vec<Src> = (0..n).map(|k| fsrc(ctx, inst, k, c.index())).collect();
-        out[c.index()] = Some(f(ctx, &srcs));
+        let mut srcs = [Src::NONE; 4];
+        for (k, s) in srcs.iter_mut().enumerate().take(n) {
+            *s = fsrc(ctx, inst, k, c.index());
+        }
+        out[c.index()] = Some(f(ctx, &srcs[..n]));
     }
     write(ctx, inst, 0, out, Kind::Float);
 }
@@ -172,9 +175,15 @@ fn constant_result(ctx: &mut Ctx, inst: &Instruction, value: f32) {
 
 /// `DPn`: the fused chain of [`dot_chain`] over sources 0 and 1, replicated.
 fn dot(ctx: &mut Ctx, inst: &Instruction, n: usize, add: Option<Src>) {
-    let a: Vec<Src> = (0..n).map(|c| fsrc(ctx, inst, 0, c)).collect();
-    let b: Vec<Src> = (0..n).map(|c| fsrc(ctx, inst, 1, c)).collect();
-    let value = dot_chain(ctx, &a, &b, add);
+    let (mut a, mut b) = ([Src::NONE; 4], [Src::NONE; 4]);
+    // All of src0 before src1: reading a source may emit instructions (same order as before).
+    for (c, a) in a.iter_mut().enumerate().take(n) {
+        *a = fsrc(ctx, inst, 0, c);
+    }
+    for (c, b) in b.iter_mut().enumerate().take(n) {
+        *b = fsrc(ctx, inst, 1, c);
+    }
+    let value = dot_chain(ctx, &a[..n], &b[..n], add);
     replicate(ctx, inst, value, Kind::Float);
 }
 

@@ -211,8 +211,11 @@ pub(super) fn componentwise(
 ) {
     let mut out = [None; 4];
     for c in inst.dst[0].write_mask.components() {
-        let srcs: Vec<Src> = (0..n).map(|k| source(ctx, inst, opcode, k, c.index())).collect();
-        out[c.index()] = Some(f(ctx, &srcs));
+        let mut srcs = [Src::NONE; 4];
+        for (k, s) in srcs.iter_mut().enumerate().take(n) {
+            *s = source(ctx, inst, opcode, k, c.index());
+        }
+        out[c.index()] = Some(f(ctx, &srcs[..n]));
     }
     write(ctx, inst, 0, out, dst_kind(opcode));
 }

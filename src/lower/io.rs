@@ -28,8 +28,17 @@ pub struct FauLayout {
     words: Vec<Option<FauSource>>,
     /// First word of each 4-word group (a constant vec4 or a sysval vec4).
     groups: FxHashMap<GroupKey, u8>,
+    /// The same for `CONST[buffer][index]` with small buffer and index, by buffer then index
+    /// (`NO_GROUP`: none yet): every constant operand asks, so this is a table.
+    constant_groups: Vec<Vec<u8>>,
     literals: FxHashMap<(u32, u32), u8>,
 }
+
+/// No group yet in [`FauLayout::constant_groups`] (words are below [`FAU_WORDS`]).
+const NO_GROUP: u8 = u8::MAX;
+/// Constant buffers and indices below these have their groups in the dense table.
+const DENSE_BUFFERS: u32 = 32;
+const DENSE_CONSTANTS: u32 = 4096;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum GroupKey {
@@ -46,6 +55,9 @@ impl FauLayout {
         if start + n > FAU_WORDS {
             return None;
         }
+        if self.words.capacity() == 0 {
+            self.words.reserve(FAU_WORDS);
+        }
         self.words.resize(start + n, None);
         Some(start as u8)
     }
@@ -61,9 +73,29 @@ impl FauLayout {
 
     /// The word holding `CONST[buffer][index].component` (None when the table is full).
     pub fn constant(&mut self, buffer: u32, index: u32, component: u32) -> Option<u8> {
-        let base = self.group(GroupKey::Constant(buffer, index), 4)?;
+        let base = if buffer < DENSE_BUFFERS && index < DENSE_CONSTANTS {
+            let (b, i) = (buffer as usize, index as usize);
+            if self.constant_groups.len() <= b {
+                self.constant_groups.resize(b + 1, Vec::new());
+            }
+            if self.constant_groups[b].len() <= i {
+                self.constant_groups[b].resize(i + 1, NO_GROUP);
+            }
+            match self.constant_groups[b][i] {
+                NO_GROUP => {
+                    let w = self.alloc(4, 4)?;
+                    self.constant_groups[b][i] = w;
+                    w
+                }
+                w => w,
+            }
+        } else {
+            self.group(GroupKey::Constant(buffer, index), 4)?
+        };
         let w = base + component as u8;
-        self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        }
         Some(w)
     }
 
@@ -71,7 +103,9 @@ impl FauLayout {
     pub fn sysval(&mut self, name: &'static str, component: u32) -> Option<u8> {
         let base = self.group(GroupKey::Sysval(name), 4)?;
         let w = base + component as u8;
-        self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        }
         Some(w)
     }
 
@@ -79,8 +113,10 @@ impl FauLayout {
     pub fn sysval_pair(&mut self, a: &'static str, b: &'static str, component: u32) -> Option<u8> {
         let base = self.group(GroupKey::Interleaved(a, b), 8)?;
         let w = base + 2 * component as u8;
-        self.words[w as usize] = Some(FauSource::Sysval { name: a.to_string(), component });
-        self.words[w as usize + 1] = Some(FauSource::Sysval { name: b.to_string(), component });
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Sysval { name: a.to_string(), component });
+            self.words[w as usize + 1] = Some(FauSource::Sysval { name: b.to_string(), component });
+        }
         Some(w)
     }
 
@@ -96,13 +132,15 @@ impl FauLayout {
         Some(w)
     }
 
-    /// The words in use, for the metadata.
-    pub fn to_meta(&self) -> Vec<FauWord> {
-        self.words
-            .iter()
-            .enumerate()
-            .filter_map(|(w, s)| s.clone().map(|source| FauWord { word: w as u32, source }))
-            .collect()
+    /// The words in use, for the metadata (the layout is left empty).
+    pub fn take_meta(&mut self) -> Vec<FauWord> {
+        let mut words = Vec::with_capacity(self.words.len());
+        for (w, source) in self.words.drain(..).enumerate() {
+            if let Some(source) = source {
+                words.push(FauWord { word: w as u32, source });
+            }
+        }
+        words
     }
 }
 
@@ -252,7 +290,7 @@ fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let list = ctx.entry_builder().message(mach, &[Src::new(vertex_id), Src::new(instance_id)], &[], 4);
     ctx.io.attributes.push(meta::Attribute {
         index: index as u32,
-        register: format!("IN[{index}]"),
+        register: indexed_name("IN", index),
         format: "f32".into(),
         components: 4,
     });
@@ -302,18 +340,18 @@ fn fixed_slots(ctx: &Ctx, file: File) -> Vec<u32> {
 }
 
 fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
-    let decl = declaration(ctx, File::Input, index).cloned();
+    let decl = declaration(ctx, File::Input, index);
     let Some(decl) = decl else {
         ctx.unsupported("an undeclared input", "fragment inputs need a declaration with a semantic");
         let zero = ctx.entry_builder().konst(0);
         return [zero; 4];
     };
-    let semantic = decl.semantic.clone();
+    let semantic = &decl.semantic;
     let name = semantic.as_ref().map_or(SemanticName::Generic, |s| s.name);
     match name {
         SemanticName::Position => {
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "POSITION".into(),
                 source: "preload".into(),
             });
@@ -333,7 +371,7 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             let zero = ctx.entry_builder().konst(0);
             let one = ctx.entry_builder().konst(1.0f32.to_bits());
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "FACE".into(),
                 source: "preload".into(),
             });
@@ -343,7 +381,7 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             // The point coordinate is no varying: the metadata names the register that holds
             // it, so a driver (or the emulator) knows what LD_VAR_SPECIAL 0–1 must return.
             ctx.io.system_value_meta.push(meta::SystemValue {
-                register: format!("IN[{index}]"),
+                register: indexed_name("IN", index),
                 semantic: "PCOORD".into(),
                 source: "special".into(),
             });
@@ -380,7 +418,7 @@ struct VaryingInput {
 /// The varying behind `IN[index]` of a fragment shader (`None` for inputs that are not
 /// varyings: POSITION, FACE, PCOORD, undeclared ones). Records it in the metadata once.
 fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
-    let decl = declaration(ctx, File::Input, index)?.clone();
+    let decl = declaration(ctx, File::Input, index)?;
     let (name, sem_index) = decl.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
     // Registers of a range share the semantic with consecutive indices.
     let sem_index = sem_index + (index - i64::from(decl.first)) as u32;
@@ -391,7 +429,7 @@ fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
     let offset = varying_offset(&fixed, name, sem_index)?;
     let interpolation = decl.interpolation.unwrap_or(Interpolation::Perspective);
     let location = decl.location.unwrap_or(Location::Center);
-    let register = format!("IN[{index}]");
+    let register = indexed_name("IN", index);
     if !ctx.io.varyings.iter().any(|v| v.register == register) {
         ctx.io.varyings.push(meta::Varying {
             register,
@@ -452,10 +490,35 @@ fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: 
 
 fn semantic_text(name: SemanticName, index: u32) -> String {
     if index != 0 || matches!(name, SemanticName::Generic | SemanticName::Texcoord) {
-        format!("{}[{index}]", name.name())
+        indexed_name(name.name(), i64::from(index))
     } else {
         name.name().to_string()
     }
+}
+
+/// `NAME[index]`, as `format!` would print it but without the formatting machinery (the
+/// metadata names every register it describes, which was a large part of lowering's cost).
+fn indexed_name(name: &str, index: i64) -> String {
+    let mut digits = [0u8; 20];
+    let mut rest = index.unsigned_abs();
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut text = String::with_capacity(name.len() + 3 + digits.len() - start);
+    text.push_str(name);
+    text.push('[');
+    if index < 0 {
+        text.push('-');
+    }
+    text.extend(digits[start..].iter().map(|&d| char::from(d)));
+    text.push(']');
+    text
 }
 
 /// `LD_VAR_SPECIAL` of `count` components of special varying `index` (0 point coord, 2 frag w,
@@ -534,7 +597,7 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
         _ => "preload",
     };
     ctx.io.system_value_meta.push(meta::SystemValue {
-        register: format!("SV[{index}]"),
+        register: indexed_name("SV", index),
         semantic: name.name().into(),
         source: source.into(),
     });
@@ -944,7 +1007,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
         coverage = ctx.builder().and(coverage, mask);
         ctx.io.flags.writes_coverage = true;
         ctx.io.outputs.push(meta::Output {
-            register: format!("OUT[{index}]"),
+            register: indexed_name("OUT", index),
             semantic: "SAMPLEMASK".into(),
             kind: "sample_mask".into(),
             rt: None,
@@ -971,7 +1034,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
                 let _ = zs.set_flag("z", true);
                 ctx.io.flags.writes_depth = true;
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "POSITION".into(),
                     kind: "depth".into(),
                     rt: None,
@@ -985,7 +1048,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
                 let _ = zs.set_flag("stencil", true);
                 ctx.io.flags.writes_stencil = true;
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "STENCIL".into(),
                     kind: "stencil".into(),
                     rt: None,
@@ -1011,7 +1074,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
             Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special);
         ctx.builder().emit(blend, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
         ctx.io.outputs.push(meta::Output {
-            register: format!("OUT[{index}]"),
+            register: indexed_name("OUT", index),
             semantic: semantic_text(SemanticName::Color, rt),
             kind: "color".into(),
             rt: Some(rt),
@@ -1049,7 +1112,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let screen = viewport_transform(ctx, [pos[0], pos[1], pos[2], pos[3]]);
                 store(ctx, &screen, (lo, hi), 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "POSITION".into(),
                     kind: "position".into(),
                     rt: None,
@@ -1064,7 +1127,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let (elo, ehi) = address(ctx, linear);
                 store_sized(ctx, Op::STORE_I16, &[half], (elo, ehi), 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: "PSIZE".into(),
                     kind: "point_size".into(),
                     rt: None,
@@ -1078,7 +1141,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let values: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
                 store(ctx, &values, (lo, hi), offset, MemoryAccess::Estream);
                 ctx.io.varyings.push(meta::Varying {
-                    register: format!("OUT[{index}]"),
+                    register: indexed_name("OUT", index),
                     semantic: semantic_text(name, sem),
                     offset,
                     components: 4,
@@ -1139,7 +1202,7 @@ pub fn finish_metadata(ctx: &mut Ctx) {
     m.stage = ctx.stage.name().into();
     m.gpu = ctx.options.gpu.name.into();
     m.arch = ctx.options.gpu.arch;
-    m.fau = ctx.fau.to_meta();
+    m.fau = ctx.fau.take_meta();
     m.attributes = std::mem::take(&mut ctx.io.attributes);
     m.attributes.sort_by_key(|a| a.index);
     m.varyings = std::mem::take(&mut ctx.io.varyings);
@@ -1162,5 +1225,18 @@ pub fn finish_metadata(ctx: &mut Ctx) {
         if let [Some(x), Some(y), Some(z)] = dims {
             m.local_size = Some([x, y, z]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indexed_name;
+
+    #[test]
+    fn indexed_names_read_like_format() {
+        for index in [0i64, 7, 10, 99, 100, 1_234_567, -1, -42, i64::MIN, i64::MAX] {
+            assert_eq!(indexed_name("OUT", index), format!("OUT[{index}]"));
+        }
+        assert_eq!(indexed_name("GENERIC", 3), "GENERIC[3]");
     }
 }

@@ -33,6 +33,7 @@ use crate::emit::meta;
 use crate::ir::{Block, Inst, InstId, InstKind, Shader, Stage, Terminator, Value};
 use crate::tgsi::ast::{File, Instruction, Processor, Program};
 use crate::tgsi::opcodes::{FlowRole, Opcode};
+use operand::is_variable_file;
 use rustc_hash::FxHashMap;
 use ssa::{Snapshot, SsaState, Var};
 
@@ -194,16 +195,37 @@ pub(crate) struct Ctx<'p> {
     pub errors: Vec<Diagnostic>,
     /// Instruction being lowered (for diagnostics).
     pub current: usize,
+    /// A reusable buffer for joins.
+    scratch_vars: Vec<Var>,
 }
 
 impl<'p> Ctx<'p> {
     fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
-        let insts: Vec<&Instruction> = program.instructions().collect();
+        let mut insts: Vec<&Instruction> = Vec::with_capacity(program.statements.len());
+        insts.extend(program.instructions());
         let imms = program.immediates().map(|i| i.words).collect();
         let mut shader = Shader::new(stage);
         // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
-        // for that avoids most regrowth of the arenas while the shader is built.
-        shader.reserve(4 * insts.len() + 64, 5 * insts.len() + 64);
+        // for that avoids most regrowth of the arenas while the shader is built (the constant
+        // covers small shaders with long recipes: texturing, 64-bit division). Straight-line
+        // code all lands in the entry block, so its list gets the same room.
+        shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
+        shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
+        // Blocks become current about three times per control-flow statement.
+        let flow = insts.iter().filter(|i| i.opcode.info().flow.is_some()).count();
+        let mut layout = Vec::with_capacity(3 * flow + 4);
+        layout.push(Block(0));
+        // The variable tables, sized from the declarations (registers without one still work).
+        let mut reg_vars = vec![Vec::new(); File::ALL.len()];
+        let mut declared_vars = 0;
+        for d in program.declarations().filter(|d| is_variable_file(d.file)) {
+            let end = (d.last as usize + 1).min(DENSE_REGISTERS);
+            let table: &mut Vec<u32> = &mut reg_vars[d.file as usize];
+            if table.len() < end {
+                table.resize(end, u32::MAX);
+            }
+            declared_vars += 4 * end.saturating_sub(d.first as usize);
+        }
         Ctx {
             program,
             end_of: vec![usize::MAX; insts.len()],
@@ -212,9 +234,9 @@ impl<'p> Ctx<'p> {
             options: *options,
             shader,
             block: Block(0),
-            layout: vec![Block(0)],
-            ssa: SsaState::new(),
-            reg_vars: vec![Vec::new(); File::ALL.len()],
+            layout,
+            ssa: SsaState::with_capacity(declared_vars + 16),
+            reg_vars,
             sparse_reg_vars: FxHashMap::default(),
             undefs: FxHashMap::default(),
             constructs: Vec::new(),
@@ -227,6 +249,7 @@ impl<'p> Ctx<'p> {
             meta_out: meta::Metadata::default(),
             errors: Vec::new(),
             current: 0,
+            scratch_vars: Vec::new(),
         }
     }
 
@@ -318,7 +341,20 @@ impl<'p> Ctx<'p> {
     // ---- Variables ----------------------------------------------------------------------------
 
     /// The variable of component `c` (0–3) of a register.
+    #[inline]
     pub fn var(&mut self, file: File, index: i64, c: usize) -> Var {
+        // Every source and destination component asks: the common case first.
+        if let Ok(i) = usize::try_from(index)
+            && let Some(&first) = self.reg_vars[file as usize].get(i)
+            && first != u32::MAX
+        {
+            return Var(first + c as u32);
+        }
+        self.new_var_of(file, index, c)
+    }
+
+    /// [`Ctx::var`] of a register met for the first time (or with a large or negative index).
+    fn new_var_of(&mut self, file: File, index: i64, c: usize) -> Var {
         let base = match usize::try_from(index) {
             Ok(i) if i < DENSE_REGISTERS => {
                 let table = &mut self.reg_vars[file as usize];
@@ -348,11 +384,7 @@ impl<'p> Ctx<'p> {
 
     /// Four consecutive new variables (x y z w of one register); returns the first.
     fn new_register_vars(&mut self) -> Var {
-        let first = self.ssa.new_var();
-        for _ in 1..4 {
-            self.ssa.new_var();
-        }
-        first
+        self.ssa.new_vars(4)
     }
 
     /// The current value of a variable (an undefined stand-in when never written).
@@ -390,7 +422,13 @@ impl<'p> Ctx<'p> {
         if args.iter().all(|&a| a == args[0]) && !args.is_empty() {
             return args[0];
         }
-        let at = self.shader.block_insts(block).take_while(|&i| self.shader.inst(i).kind == InstKind::Phi).count();
+        // Joins get their φs before anything else, so the position is usually the end.
+        let list = &self.shader.block(block).insts;
+        let at = if list.last().is_none_or(|&i| self.shader.inst(i).kind == InstKind::Phi) {
+            list.len()
+        } else {
+            self.shader.block_insts(block).take_while(|&i| self.shader.inst(i).kind == InstKind::Phi).count()
+        };
         crate::ir::builder::Builder::before(&mut self.shader, block, at).phi(args)
     }
 
@@ -621,6 +659,7 @@ impl<'p> Ctx<'p> {
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
+        let mut dst_vars = Vec::new();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
             if inst.opcode.canonical() == Opcode::Cal
@@ -643,7 +682,9 @@ impl<'p> Ctx<'p> {
                 vars.push(v);
             }
             for dst in &inst.dst {
-                for v in operand::dst_vars(self, dst) {
+                dst_vars.clear();
+                operand::dst_vars(self, dst, &mut dst_vars);
+                for &v in &dst_vars {
                     if seen.insert(v) {
                         vars.push(v);
                     }
@@ -1061,21 +1102,66 @@ impl<'p> Ctx<'p> {
 
     fn close_routine(&mut self) {
         // Fall off the end of the routine (inner constructs are closed here).
-        let values = self.ssa.snapshot();
         let Some(Construct::Routine { exit, mut exit_edges, .. }) = self.constructs.pop() else { return };
         self.shader.set_terminator(self.block, Terminator::Jump(exit));
-        exit_edges.push(values);
+        let now = self.ssa.snapshot();
         self.switch_to(exit);
-        self.merge_edges(exit, &exit_edges);
+        if exit_edges.iter().all(|e| *e == now) {
+            // Every edge has the current state (the main program: END, then the fall-through
+            // from the unreachable block after it), so no φ is needed.
+            self.merge_current();
+        } else {
+            exit_edges.push(now);
+            self.merge_edges(exit, &exit_edges);
+        }
+    }
+
+    /// [`Ctx::merge_edges`] for a join whose edges all have the current state: closes the frame
+    /// and gives the variables that are still undefined their stand-in.
+    fn merge_current(&mut self) {
+        let mut undefined = std::mem::take(&mut self.scratch_vars);
+        undefined.clear();
+        undefined.extend(self.ssa.logged().filter(|&v| self.ssa.read(v).is_none()));
+        let values: Vec<Value> = undefined.iter().map(|&v| self.undef_of(v)).collect();
+        self.ssa.close();
+        for (&var, &value) in undefined.iter().zip(&values) {
+            self.ssa.write(var, value);
+        }
+        self.scratch_vars = undefined;
     }
 
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
     fn finish(&mut self) -> Shader {
         let mut shader = std::mem::replace(&mut self.shader, Shader::new(self.stage));
-        shader.reorder_blocks(&self.layout);
-        crate::opt::unreachable::run(&mut shader);
+        let n = shader.blocks.len();
+        let in_order = self.layout.len() == n && self.layout.iter().enumerate().all(|(i, b)| b.index() == i);
+        if !in_order {
+            shader.reorder_blocks(&self.layout);
+        }
+        // Most shaders have no unreachable block; checking is cheaper than the pass.
+        if !all_reachable(&shader) {
+            crate::opt::unreachable::run(&mut shader);
+        }
         shader
     }
+}
+
+/// Whether the entry reaches every block.
+fn all_reachable(shader: &Shader) -> bool {
+    let mut reached = vec![false; shader.blocks.len()];
+    let mut stack = vec![Block(0)];
+    reached[0] = true;
+    let mut count = 1;
+    while let Some(b) = stack.pop() {
+        for s in shader.succs(b) {
+            if !reached[s.index()] {
+                reached[s.index()] = true;
+                count += 1;
+                stack.push(s);
+            }
+        }
+    }
+    count == shader.blocks.len()
 }
 
 #[cfg(test)]

@@ -279,26 +279,25 @@ pub fn array_range(ctx: &mut Ctx, file: File, index: &Index) -> (i64, i64) {
 
 // ---- Destinations -----------------------------------------------------------------------------
 
-/// The variables a destination operand may write (for loop write sets).
-pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand) -> Vec<Var> {
+/// Appends the variables a destination operand may write to `vars` (for loop write sets).
+pub fn dst_vars(ctx: &mut Ctx, dst: &DstOperand, vars: &mut Vec<Var>) {
     let reg = &dst.register;
     if !is_variable_file(reg.file) {
-        return Vec::new();
+        return;
     }
     let range = match reg.index.indirect {
         None => (i64::from(reg.index.value), i64::from(reg.index.value)),
         Some(_) => array_range(ctx, reg.file, &reg.index),
     };
-    let mut vars = Vec::new();
     for i in range.0..=range.1 {
         for c in dst.write_mask.components() {
             vars.push(ctx.var(reg.file, i, c.index()));
         }
     }
-    vars
 }
 
-fn is_variable_file(file: File) -> bool {
+/// Whether registers of `file` are SSA variables (TEMP, OUT, ADDR and the legacy files).
+pub fn is_variable_file(file: File) -> bool {
     matches!(file, File::Temp | File::Output | File::Address | File::LegacyTempArray | File::LegacyLoop)
 }
 
@@ -330,11 +329,13 @@ pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>
         finished[c.index()] = Some(v);
     }
     match reg.index.indirect {
+        None if finished.iter().all(Option::is_none) => {}
         None => {
+            // A register's four variables are consecutive.
+            let x = ctx.var(reg.file, i64::from(reg.index.value), 0);
             for (c, v) in finished.iter().enumerate() {
                 if let Some(v) = *v {
-                    let var = ctx.var(reg.file, i64::from(reg.index.value), c);
-                    ctx.ssa.write(var, v);
+                    ctx.ssa.write(Var(x.0 + c as u32), v);
                 }
             }
         }

@@ -26,10 +26,11 @@ struct Logged {
     prev_stamp: u32,
 }
 
-#[derive(Debug, Default)]
+/// An open frame: its id (for the stamps) and where its entries start in the shared log.
+#[derive(Clone, Copy, Debug)]
 struct Frame {
     id: u32,
-    log: Vec<Logged>,
+    start: usize,
 }
 
 /// The values of variables at one edge into a join of a frame.
@@ -38,7 +39,7 @@ struct Frame {
 ///   was the innermost one; variables logged after it had their entry value on that edge.
 /// * `Explicit`: (variable, value) pairs sorted by variable, taken while inner frames were
 ///   open (a BRK or RET inside an IF); variables not listed had their entry value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Snapshot {
     Prefix(Vec<Option<Value>>),
     Explicit(Vec<(Var, Option<Value>)>),
@@ -51,12 +52,16 @@ impl Default for Snapshot {
 }
 
 /// Current values of all variables and the open frames.
+///
+/// The frames' logs live in one stack (`log`), innermost frame on top: opening a frame
+/// allocates nothing, and closing one hands its entries to the parent in place.
 #[derive(Debug)]
 pub struct SsaState {
     current: Vec<Option<Value>>,
     /// Id of the innermost frame that logged each variable (0: none).
     stamp: Vec<u32>,
     frames: Vec<Frame>,
+    log: Vec<Logged>,
     next_id: u32,
 }
 
@@ -69,7 +74,18 @@ impl Default for SsaState {
 impl SsaState {
     /// A state with the root frame open.
     pub fn new() -> SsaState {
-        SsaState { current: Vec::new(), stamp: Vec::new(), frames: vec![Frame { id: 1, log: Vec::new() }], next_id: 2 }
+        SsaState::with_capacity(0)
+    }
+
+    /// A state with the root frame open and room for `vars` variables.
+    pub fn with_capacity(vars: usize) -> SsaState {
+        SsaState {
+            current: Vec::with_capacity(vars),
+            stamp: Vec::with_capacity(vars),
+            frames: vec![Frame { id: 1, start: 0 }],
+            log: Vec::with_capacity(vars),
+            next_id: 2,
+        }
     }
 
     /// A fresh variable (undefined until written).
@@ -77,6 +93,14 @@ impl SsaState {
         self.current.push(None);
         self.stamp.push(0);
         Var(self.current.len() as u32 - 1)
+    }
+
+    /// `n` consecutive fresh variables; returns the first.
+    pub fn new_vars(&mut self, n: usize) -> Var {
+        let first = Var(self.current.len() as u32);
+        self.current.resize(self.current.len() + n, None);
+        self.stamp.resize(self.stamp.len() + n, 0);
+        first
     }
 
     /// The current value; `None` when the variable was never written on this path.
@@ -91,47 +115,55 @@ impl SsaState {
     }
 
     fn log(&mut self, var: Var) {
-        let frame = self.frames.last_mut().expect("the root frame is never closed");
+        let id = self.top().id;
         let i = var.0 as usize;
-        if self.stamp[i] != frame.id {
-            frame.log.push(Logged { var, old: self.current[i], prev_stamp: self.stamp[i] });
-            self.stamp[i] = frame.id;
+        if self.stamp[i] != id {
+            self.log.push(Logged { var, old: self.current[i], prev_stamp: self.stamp[i] });
+            self.stamp[i] = id;
         }
     }
 
     /// Opens a frame.
     pub fn open(&mut self) {
-        self.frames.push(Frame { id: self.next_id, log: Vec::new() });
+        self.frames.push(Frame { id: self.next_id, start: self.log.len() });
         self.next_id += 1;
+    }
+
+    /// The innermost frame's log.
+    fn top_log(&self) -> &[Logged] {
+        &self.log[self.top().start..]
     }
 
     /// The variables the innermost frame logged so far, in log order.
     pub fn logged(&self) -> impl Iterator<Item = Var> + '_ {
-        self.top().log.iter().map(|l| l.var)
+        self.top_log().iter().map(|l| l.var)
     }
 
     pub fn logged_count(&self) -> usize {
-        self.top().log.len()
+        self.top_log().len()
     }
 
     /// The entry value of the `k`-th logged variable of the innermost frame.
     pub fn entry_value(&self, k: usize) -> Option<Value> {
-        self.top().log[k].old
+        self.top_log()[k].old
     }
 
     /// The current values of the innermost frame's logged variables.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot::Prefix(self.top().log.iter().map(|l| self.current[l.var.0 as usize]).collect())
+        Snapshot::Prefix(self.top_log().iter().map(|l| self.current[l.var.0 as usize]).collect())
     }
 
     /// The current values of every variable logged by the innermost `frames` frames: the
     /// state on an edge that leaves `frames − 1` inner constructs at once.
     pub fn snapshot_through(&self, frames: usize) -> Snapshot {
-        let start = self.frames.len().saturating_sub(frames.max(1));
-        let mut pairs: Vec<(Var, Option<Value>)> = self.frames[start..]
-            .iter()
-            .flat_map(|f| f.log.iter().map(|l| (l.var, self.current[l.var.0 as usize])))
-            .collect();
+        if frames <= 1 {
+            return self.snapshot();
+        }
+        let first = self.frames.len().saturating_sub(frames);
+        // The frames' logs are contiguous, outermost first.
+        let entries = &self.log[self.frames[first].start..];
+        let mut pairs: Vec<(Var, Option<Value>)> =
+            entries.iter().map(|l| (l.var, self.current[l.var.0 as usize])).collect();
         pairs.sort_by_key(|p| p.0);
         pairs.dedup_by_key(|p| p.0);
         Snapshot::Explicit(pairs)
@@ -140,7 +172,7 @@ impl SsaState {
     /// The value of the `k`-th logged variable (of the innermost frame) on the edge a snapshot
     /// was taken at.
     pub fn value_at(&self, snapshot: &Snapshot, k: usize) -> Option<Value> {
-        let log = &self.top().log[k];
+        let log = &self.top_log()[k];
         match snapshot {
             Snapshot::Prefix(values) => match values.get(k) {
                 Some(&v) => v,
@@ -156,8 +188,8 @@ impl SsaState {
     /// Resets every variable the innermost frame logged to its entry value (the frame stays
     /// open and keeps its log).
     pub fn restore_entry(&mut self) {
-        let frame = self.frames.last().expect("root frame");
-        for l in &frame.log {
+        let start = self.top().start;
+        for l in &self.log[start..] {
             self.current[l.var.0 as usize] = l.old;
         }
     }
@@ -168,20 +200,25 @@ impl SsaState {
     pub fn close(&mut self) {
         assert!(self.frames.len() > 1, "the root frame cannot be closed");
         let frame = self.frames.pop().expect("checked above");
-        let parent_id = self.frames.last().map_or(0, |f| f.id);
-        for l in frame.log {
+        let parent_id = self.top().id;
+        // The frame's entries sit on top of the parent's: keep, in order, those the parent
+        // has not logged (they become the parent's), drop the others.
+        let mut kept = frame.start;
+        for k in frame.start..self.log.len() {
+            let l = self.log[k];
             let i = l.var.0 as usize;
             self.stamp[i] = l.prev_stamp;
-            if self.stamp[i] != parent_id {
-                let parent = self.frames.last_mut().expect("checked above");
-                parent.log.push(Logged { var: l.var, old: l.old, prev_stamp: self.stamp[i] });
+            if l.prev_stamp != parent_id {
+                self.log[kept] = l;
+                kept += 1;
                 self.stamp[i] = parent_id;
             }
         }
+        self.log.truncate(kept);
     }
 
     fn top(&self) -> &Frame {
-        self.frames.last().expect("root frame")
+        self.frames.last().expect("the root frame is never closed")
     }
 }
 

@@ -162,8 +162,11 @@ fn scalar(ctx: &mut Ctx, inst: &Instruction, n: usize, f: impl Fn(&mut Ctx, &[Sr
     if inst.dst[0].write_mask.components().next().is_none() {
         return;
     }
-    let srcs: Vec<Src> = (0..n).map(|k| fsrc(ctx, inst, k, 0)).collect();
-    let value = f(ctx, &srcs);
+    let mut srcs = [Src::NONE; 4];
+    for (k, s) in srcs.iter_mut().enumerate().take(n) {
+        *s = fsrc(ctx, inst, k, 0);
+    }
+    let value = f(ctx, &srcs[..n]);
     replicate(ctx, inst, value, Kind::Float);
 }
 
