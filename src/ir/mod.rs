@@ -569,8 +569,10 @@ impl Shader {
 
     /// Calls `f` for every value the instruction reads: sources, read staging operands and
     /// φ/parallel-copy arguments.
+    #[inline]
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        // Hot in every pass: operands are matched in line rather than through a closure.
+        // Hot in every pass: operands are matched in line rather than through a closure, and
+        // empty lists (most of them) are not looked up in the pool.
         let sources: &[Src] = match inst.kind {
             InstKind::Machine => &inst.srcs[..inst.mach.info().srcs.len()],
             InstKind::Copy => &inst.srcs[..1],
@@ -589,15 +591,17 @@ impl Shader {
         if inst.kind == InstKind::Machine {
             let info = inst.mach.info();
             for k in 0..2 {
-                if !info.staging.get(k).is_some_and(|s| s.write) {
+                if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
                     for &v in self.get(inst.staging[k]) {
                         f(v);
                     }
                 }
             }
         }
-        for &v in self.get(inst.args) {
-            f(v);
+        if !inst.args.is_empty() {
+            for &v in self.get(inst.args) {
+                f(v);
+            }
         }
     }
 
@@ -641,6 +645,9 @@ impl Shader {
     pub fn rewrite_uses(&mut self, map: impl Fn(Value) -> Option<Operand>) {
         let Shader { blocks, insts, pool, .. } = self;
         let list = |pool: &mut Vec<Value>, l: ValueList| {
+            if l.is_empty() {
+                return;
+            }
             let (start, end) = (l.start as usize, (l.start + l.len) as usize);
             for v in &mut pool[start..end] {
                 *v = rewrite_value(*v, &map);
