@@ -22,6 +22,8 @@ pub fn run(shader: &mut Shader) -> bool {
     let mut forward: Vec<Option<Value>> = vec![None; n];
     let mut changed = false;
     let mut phis = Vec::new();
+    // Values defined by a copy of a constant, uniform or special (`propagate_constants`).
+    let mut constant: Vec<Option<Operand>> = Vec::new();
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -38,6 +40,13 @@ pub fn run(shader: &mut Shader) -> bool {
                         forward[dest.index()] = Some(src);
                         shader.inst_mut(id).dead = true;
                         changed = true;
+                    } else if inst.srcs[0].is_plain()
+                        && matches!(inst.srcs[0].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_))
+                    {
+                        if constant.is_empty() {
+                            constant = vec![None; n];
+                        }
+                        constant[shader.get(inst.dests)[0].index()] = Some(inst.srcs[0].operand);
                     }
                 }
                 InstKind::Phi => phis.push(id),
@@ -45,7 +54,9 @@ pub fn run(shader: &mut Shader) -> bool {
             }
         }
     }
-    changed |= remove_trivial_phis(shader, &mut forward, &phis).removed > 0;
+    if !phis.is_empty() {
+        changed |= remove_trivial_phis(shader, &mut forward, &phis).removed > 0;
+    }
     if changed {
         for v in 0..n {
             if forward[v].is_some() {
@@ -54,7 +65,8 @@ pub fn run(shader: &mut Shader) -> bool {
         }
         shader.rewrite_uses(|v| forward[v.index()].map(Operand::Value));
     }
-    changed | propagate_constants(shader)
+    // Without constant copies there is nothing to propagate.
+    changed | (!constant.is_empty() && propagate_constants(shader, &constant))
 }
 
 /// The value `v` stands for after the replacements in `forward`. The values on the way are
@@ -182,19 +194,9 @@ fn remove_trivial_phis(shader: &mut Shader, forward: &mut [Option<Value>], phis:
     work
 }
 
-/// Machine sources reading a `copy` of a constant, uniform or special read it directly.
-fn propagate_constants(shader: &mut Shader) -> bool {
-    let n = shader.values.len();
-    let mut constant: Vec<Option<Operand>> = vec![None; n];
-    for inst in &shader.insts {
-        if inst.dead || inst.kind != InstKind::Copy || !inst.srcs[0].is_plain() {
-            continue;
-        }
-        if matches!(inst.srcs[0].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)) {
-            let dest = shader.get(inst.dests)[0];
-            constant[dest.index()] = Some(inst.srcs[0].operand);
-        }
-    }
+/// Machine sources reading a `copy` of a constant, uniform or special (`constant`, by value)
+/// read it directly.
+fn propagate_constants(shader: &mut Shader, constant: &[Option<Operand>]) -> bool {
     let mut changed = false;
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {

@@ -11,6 +11,7 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
+use super::Outcome;
 use crate::ir::dom::DomTree;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
 use crate::valhall::Opcode;
@@ -96,6 +97,12 @@ struct Available {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_reporting(shader).changed
+}
+
+/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced.
+pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
     let dom = (shader.blocks.len() > 1).then(|| DomTree::compute(shader));
     let order = match &dom {
@@ -151,6 +158,7 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             let e = &mut entries[at as usize];
             if dominates(e.block, b) {
+                outcome.copies_replaced |= shader.insts[id.index()].kind == InstKind::Copy;
                 replace[dest.index()] = Some(e.value);
                 shader.insts[id.index()].dead = true;
                 changed = true;
@@ -160,10 +168,24 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     if changed {
+        outcome.phi_args_renamed = phi_arg_replaced(shader, &replace);
         shader.rewrite_uses(|v| replace[v.index()].map(Operand::Value));
         shader.compact();
     }
-    changed
+    outcome.changed = changed;
+    outcome
+}
+
+/// Whether a φ reads a value that is being replaced.
+fn phi_arg_replaced(shader: &Shader, replace: &[Option<Value>]) -> bool {
+    shader.blocks.iter().any(|block| {
+        block
+            .insts
+            .iter()
+            .map(|&id| shader.inst(id))
+            .take_while(|inst| inst.kind == InstKind::Phi)
+            .any(|phi| !phi.dead && shader.get(phi.args).iter().any(|v| replace[v.index()].is_some()))
+    })
 }
 
 #[cfg(test)]
