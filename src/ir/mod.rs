@@ -644,39 +644,19 @@ impl Shader {
     /// `map` returns `None`). Definitions are unchanged.
     pub fn rewrite_uses(&mut self, map: impl Fn(Value) -> Option<Operand>) {
         let Shader { blocks, insts, pool, .. } = self;
-        let list = |pool: &mut Vec<Value>, l: ValueList| {
-            if l.is_empty() {
-                return;
-            }
-            let (start, end) = (l.start as usize, (l.start + l.len) as usize);
-            for v in &mut pool[start..end] {
-                *v = rewrite_value(*v, &map);
-            }
-        };
         for block in blocks.iter_mut() {
             for &id in &block.insts {
-                let inst = &mut insts[id.index()];
-                if inst.dead {
-                    continue;
-                }
-                let nsrc = inst.sources().len();
-                for src in &mut inst.srcs[..nsrc] {
-                    src.operand = rewrite_operand(src.operand, &map);
-                }
-                if inst.is_machine() {
-                    let staging = inst.mach.info().staging;
-                    for k in 0..2 {
-                        if !staging.get(k).is_some_and(|s| s.write) {
-                            list(pool, inst.staging[k]);
-                        }
-                    }
-                }
-                list(pool, inst.args);
+                rewrite_inst(&mut insts[id.index()], pool, &map);
             }
             if let Terminator::Branch { cond, .. } = &mut block.term {
                 *cond = rewrite_value(*cond, &map);
             }
         }
+    }
+
+    /// [`Shader::rewrite_uses`] for one instruction (nothing when it is dead).
+    pub fn rewrite_inst_uses(&mut self, id: InstId, map: impl Fn(Value) -> Option<Operand>) {
+        rewrite_inst(&mut self.insts[id.index()], &mut self.pool, &map);
     }
 
     /// Renumbers the blocks so that they appear in `order` (blocks missing from it follow in
@@ -714,6 +694,32 @@ impl Shader {
     pub fn inst_count(&self) -> usize {
         self.blocks.iter().map(|b| b.insts.iter().filter(|i| !self.insts[i.index()].dead).count()).sum()
     }
+}
+
+fn rewrite_inst(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Value) -> Option<Operand>) {
+    if inst.dead {
+        return;
+    }
+    let mut list = |l: ValueList| {
+        if !l.is_empty() {
+            for v in &mut pool[l.start as usize..(l.start + l.len) as usize] {
+                *v = rewrite_value(*v, map);
+            }
+        }
+    };
+    let nsrc = inst.sources().len();
+    for src in &mut inst.srcs[..nsrc] {
+        src.operand = rewrite_operand(src.operand, map);
+    }
+    if inst.is_machine() {
+        let staging = inst.mach.info().staging;
+        for k in 0..2 {
+            if !staging.get(k).is_some_and(|s| s.write) {
+                list(inst.staging[k]);
+            }
+        }
+    }
+    list(inst.args);
 }
 
 /// Lists and staging operands must keep naming single values, so a value replaced by a

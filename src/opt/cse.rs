@@ -13,7 +13,7 @@
 
 use super::Outcome;
 use crate::ir::dom::DomTree;
-use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::Opcode;
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
@@ -117,12 +117,22 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     let mut entries: Vec<Available> = Vec::with_capacity(shader.insts.len());
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
+    let all_visited = order.len() == shader.blocks.len();
+    // Instructions with operands the walk does not rename (pairs, staging lists, φ and
+    // parallel-copy arguments), renamed once at the end.
+    let mut with_lists: Vec<InstId> = Vec::new();
     for b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
             let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
+            }
+            if !inst.args.is_empty()
+                || inst.staging.iter().any(|l| !l.is_empty())
+                || inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)))
+            {
+                with_lists.push(id);
             }
             // Sources first read earlier replacements (there are some only once something
             // changed), so chains collapse in one walk.
@@ -169,7 +179,23 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     }
     if changed {
         outcome.phi_args_renamed = phi_arg_replaced(shader, &replace);
-        shader.rewrite_uses(|v| replace[v.index()].map(Operand::Value));
+        let map = |v: Value| replace[v.index()].map(Operand::Value);
+        if all_visited {
+            // Every source `Value` was renamed on the way (a definition dominates its non-φ
+            // uses, so it is visited first); what is left is what `rewrite_uses` would do.
+            for &id in &with_lists {
+                shader.rewrite_inst_uses(id, map);
+            }
+            for block in &mut shader.blocks {
+                if let Terminator::Branch { cond, .. } = &mut block.term
+                    && let Some(r) = replace[cond.index()]
+                {
+                    *cond = r;
+                }
+            }
+        } else {
+            shader.rewrite_uses(map);
+        }
         shader.compact();
     }
     outcome.changed = changed;

@@ -15,6 +15,17 @@ pub fn run(shader: &mut Shader) -> bool {
 
 /// [`run`], also saying whether a product was held back because it has other readers.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    // Contraction needs an add and a plain product (`FMA p, q, #-0.0`, the only way one can
+    // appear during the run too); these scans are much cheaper than counting uses.
+    let live = || shader.blocks.iter().flat_map(|b| &b.insts).map(|&id| shader.inst(id)).filter(|i| !i.dead);
+    let product_exists = live().any(|inst| {
+        inst.opcode() == Some(Opcode::FMA_F32)
+            && inst.srcs[2].operand == Operand::Const(NEG_ZERO)
+            && inst.srcs[2].is_plain()
+    });
+    if !product_exists || !live().any(|inst| inst.opcode() == Some(Opcode::FADD_F32)) {
+        return Outcome::default();
+    }
     let mut held_by_uses = false;
     let mut uses = vec![0u32; shader.values.len()];
     for b in 0..shader.blocks.len() {

@@ -39,6 +39,17 @@ pub fn run(shader: &mut Shader) -> bool {
 
 /// [`run`], also saying whether a saturate was held back because its source has other readers.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    // Every rewrite involves an `FADD.f32 x, #-0.0`; this scan is much cheaper than counting uses.
+    let negzero_add_exists = shader.blocks.iter().flat_map(|b| &b.insts).any(|&id| {
+        let inst = shader.inst(id);
+        !inst.dead
+            && inst.opcode() == Some(Opcode::FADD_F32)
+            && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
+            && inst.srcs[1].is_plain()
+    });
+    if !negzero_add_exists {
+        return Outcome::default();
+    }
     let mut held_by_uses = false;
     let mut changed = false;
     let mut uses = vec![0u32; shader.values.len()];
