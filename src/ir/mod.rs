@@ -578,8 +578,10 @@ impl Shader {
 
     /// Calls `f` for every value the instruction reads: sources, read staging operands and
     /// φ/parallel-copy arguments.
+    #[inline]
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        // Hot in every pass: operands are matched in line rather than through a closure.
+        // Hot in every pass: operands are matched in line rather than through a closure, and
+        // empty lists (most of them) are not looked up in the pool.
         let sources: &[Src] = match inst.kind {
             InstKind::Machine => &inst.srcs[..inst.mach.info().srcs.len()],
             InstKind::Copy => &inst.srcs[..1],
@@ -598,15 +600,17 @@ impl Shader {
         if inst.kind == InstKind::Machine {
             let info = inst.mach.info();
             for k in 0..2 {
-                if !info.staging.get(k).is_some_and(|s| s.write) {
+                if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
                     for &v in self.get(inst.staging[k]) {
                         f(v);
                     }
                 }
             }
         }
-        for &v in self.get(inst.args) {
-            f(v);
+        if !inst.args.is_empty() {
+            for &v in self.get(inst.args) {
+                f(v);
+            }
         }
     }
 
@@ -649,36 +653,19 @@ impl Shader {
     /// `map` returns `None`). Definitions are unchanged.
     pub fn rewrite_uses(&mut self, map: impl Fn(Value) -> Option<Operand>) {
         let Shader { blocks, insts, pool, .. } = self;
-        let list = |pool: &mut Vec<Value>, l: ValueList| {
-            let (start, end) = (l.start as usize, (l.start + l.len) as usize);
-            for v in &mut pool[start..end] {
-                *v = rewrite_value(*v, &map);
-            }
-        };
         for block in blocks.iter_mut() {
             for &id in &block.insts {
-                let inst = &mut insts[id.index()];
-                if inst.dead {
-                    continue;
-                }
-                let nsrc = inst.sources().len();
-                for src in &mut inst.srcs[..nsrc] {
-                    src.operand = rewrite_operand(src.operand, &map);
-                }
-                if inst.is_machine() {
-                    let staging = inst.mach.info().staging;
-                    for k in 0..2 {
-                        if !staging.get(k).is_some_and(|s| s.write) {
-                            list(pool, inst.staging[k]);
-                        }
-                    }
-                }
-                list(pool, inst.args);
+                rewrite_inst(&mut insts[id.index()], pool, &map);
             }
             if let Terminator::Branch { cond, .. } = &mut block.term {
                 *cond = rewrite_value(*cond, &map);
             }
         }
+    }
+
+    /// [`Shader::rewrite_uses`] for one instruction (nothing when it is dead).
+    pub fn rewrite_inst_uses(&mut self, id: InstId, map: impl Fn(Value) -> Option<Operand>) {
+        rewrite_inst(&mut self.insts[id.index()], &mut self.pool, &map);
     }
 
     /// Renumbers the blocks so that they appear in `order` (blocks missing from it follow in
@@ -717,6 +704,32 @@ impl Shader {
     pub fn inst_count(&self) -> usize {
         self.blocks.iter().map(|b| b.insts.iter().filter(|i| !self.insts[i.index()].dead).count()).sum()
     }
+}
+
+fn rewrite_inst(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Value) -> Option<Operand>) {
+    if inst.dead {
+        return;
+    }
+    let mut list = |l: ValueList| {
+        if !l.is_empty() {
+            for v in &mut pool[l.start as usize..(l.start + l.len) as usize] {
+                *v = rewrite_value(*v, map);
+            }
+        }
+    };
+    let nsrc = inst.sources().len();
+    for src in &mut inst.srcs[..nsrc] {
+        src.operand = rewrite_operand(src.operand, map);
+    }
+    if inst.is_machine() {
+        let staging = inst.mach.info().staging;
+        for k in 0..2 {
+            if !staging.get(k).is_some_and(|s| s.write) {
+                list(inst.staging[k]);
+            }
+        }
+    }
+    list(inst.args);
 }
 
 /// Lists and staging operands must keep naming single values, so a value replaced by a

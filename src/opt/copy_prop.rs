@@ -9,23 +9,21 @@
 //!   encoded). Sources selecting a half, byte or lane, staging operands, φ arguments and branch
 //!   conditions keep `%c`.
 //!
-//! Linear in the program size plus the φ worklist.
+//! Linear in the program size plus the φ worklist (each φ is revisited once per argument that
+//! resolves to a removed φ, at a cost logarithmic in the number of pending φs).
 
-use crate::ir::{InstKind, Operand, Shader, Src, Value};
+use crate::ir::{InstId, InstKind, Operand, Shader, Src, Value};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub fn run(shader: &mut Shader) -> bool {
     let n = shader.values.len();
     // Replacement of each value by a value (register copies and trivial φs).
     let mut forward: Vec<Option<Value>> = vec![None; n];
-    let resolve = |forward: &[Option<Value>], mut v: Value| {
-        while let Some(w) = forward[v.index()] {
-            v = w;
-        }
-        v
-    };
     let mut changed = false;
-    // Users of each φ's result, for the worklist.
     let mut phis = Vec::new();
+    // Values defined by a copy of a constant, uniform or special (`propagate_constants`).
+    let mut constant: Vec<Option<Operand>> = Vec::new();
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -42,6 +40,13 @@ pub fn run(shader: &mut Shader) -> bool {
                         forward[dest.index()] = Some(src);
                         shader.inst_mut(id).dead = true;
                         changed = true;
+                    } else if inst.srcs[0].is_plain()
+                        && matches!(inst.srcs[0].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_))
+                    {
+                        if constant.is_empty() {
+                            constant = vec![None; n];
+                        }
+                        constant[shader.get(inst.dests)[0].index()] = Some(inst.srcs[0].operand);
                     }
                 }
                 InstKind::Phi => phis.push(id),
@@ -49,19 +54,95 @@ pub fn run(shader: &mut Shader) -> bool {
             }
         }
     }
-    // Trivial φs, to a fixed point.
-    let mut again = true;
-    while again {
-        again = false;
-        for &id in &phis {
+    if !phis.is_empty() {
+        changed |= remove_trivial_phis(shader, &mut forward, &phis).removed > 0;
+    }
+    if changed {
+        for v in 0..n {
+            if forward[v].is_some() {
+                forward[v] = Some(resolve(&mut forward, Value(v as u32)));
+            }
+        }
+        shader.rewrite_uses(|v| forward[v.index()].map(Operand::Value));
+    }
+    // Without constant copies there is nothing to propagate.
+    changed | (!constant.is_empty() && propagate_constants(shader, &constant))
+}
+
+/// The value `v` stands for after the replacements in `forward`. The values on the way are
+/// pointed straight at it (the same replacement, found in one step next time), so long copy
+/// chains stay linear.
+fn resolve(forward: &mut [Option<Value>], v: Value) -> Value {
+    let mut root = v;
+    while let Some(w) = forward[root.index()] {
+        root = w;
+    }
+    let mut at = v;
+    while let Some(w) = forward[at.index()] {
+        if w != root {
+            forward[at.index()] = Some(root);
+        }
+        at = w;
+    }
+    root
+}
+
+/// What [`remove_trivial_phis`] did.
+struct PhiWork {
+    removed: usize,
+    /// φ examinations (linear in the φs and their arguments, also for long chains).
+    visits: usize,
+}
+
+/// Removes trivial φs (their arguments other than the φ itself are one value) to a fixed point,
+/// recording each in `forward`. The result is that of sweeping `phis` in order until a sweep
+/// removes nothing — which φ of a cycle such as `%1 = φ(%2, %2)`, `%2 = φ(%1, %2)` goes
+/// depends on that order — but a φ is only examined again when one of its arguments has come
+/// to stand for another value since its last examination: a sweep would find the others
+/// unchanged. Each unresolved value keeps the list of φ arguments that resolve to it; when
+/// its φ is removed, those φs are due again (later in the current sweep, or in the next one)
+/// and the list moves to the replacement.
+fn remove_trivial_phis(shader: &mut Shader, forward: &mut [Option<Value>], phis: &[InstId]) -> PhiWork {
+    const NONE: u32 = u32::MAX;
+    let n = forward.len();
+    // Linked lists of φ positions by resolved argument: `head`/`tail` per value, `next` per entry.
+    let (mut head, mut tail) = (vec![NONE; n], vec![NONE; n]);
+    let mut entry_phi: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    for (pos, &id) in phis.iter().enumerate() {
+        for &arg in shader.get(shader.inst(id).args) {
+            let r = resolve(forward, arg).index();
+            let e = entry_phi.len() as u32;
+            entry_phi.push(pos as u32);
+            next.push(NONE);
+            if tail[r] == NONE {
+                head[r] = e;
+            } else {
+                next[tail[r] as usize] = e;
+            }
+            tail[r] = e;
+        }
+    }
+    let mut work = PhiWork { removed: 0, visits: 0 };
+    // Positions due in the current sweep (a min-heap, so the sweep keeps `phis` order) and in
+    // the next; the first sweep visits every φ.
+    let mut current: BinaryHeap<Reverse<u32>> = (0..phis.len() as u32).map(Reverse).collect();
+    let mut due_now = vec![true; phis.len()];
+    let mut due_next = vec![false; phis.len()];
+    let mut upcoming: Vec<u32> = Vec::new();
+    loop {
+        while let Some(Reverse(pos)) = current.pop() {
+            due_now[pos as usize] = false;
+            let id = phis[pos as usize];
             if shader.inst(id).dead {
                 continue;
             }
+            work.visits += 1;
             let dest = shader.get(shader.inst(id).dests)[0];
             let mut unique: Option<Value> = None;
             let mut trivial = true;
             for &arg in shader.get(shader.inst(id).args) {
-                let arg = resolve(&forward, arg);
+                let arg = resolve(forward, arg);
                 if arg == dest || Some(arg) == unique {
                     continue;
                 }
@@ -71,35 +152,51 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 unique = Some(arg);
             }
-            if trivial && let Some(u) = unique {
-                forward[dest.index()] = Some(u);
-                shader.inst_mut(id).dead = true;
-                changed = true;
-                again = true;
+            let (true, Some(u)) = (trivial, unique) else { continue };
+            forward[dest.index()] = Some(u);
+            shader.inst_mut(id).dead = true;
+            work.removed += 1;
+            // The φs reading `dest` are due again; their arguments now resolve to `u`.
+            let mut e = head[dest.index()];
+            while e != NONE {
+                let user = entry_phi[e as usize];
+                if user > pos {
+                    if !due_now[user as usize] {
+                        due_now[user as usize] = true;
+                        current.push(Reverse(user));
+                    }
+                } else if !due_next[user as usize] {
+                    due_next[user as usize] = true;
+                    upcoming.push(user);
+                }
+                e = next[e as usize];
+            }
+            if head[dest.index()] != NONE {
+                if tail[u.index()] == NONE {
+                    head[u.index()] = head[dest.index()];
+                } else {
+                    next[tail[u.index()] as usize] = head[dest.index()];
+                }
+                tail[u.index()] = tail[dest.index()];
+                head[dest.index()] = NONE;
+                tail[dest.index()] = NONE;
             }
         }
+        if upcoming.is_empty() {
+            break;
+        }
+        for pos in upcoming.drain(..) {
+            due_next[pos as usize] = false;
+            due_now[pos as usize] = true;
+            current.push(Reverse(pos));
+        }
     }
-    if changed {
-        let forward_resolved: Vec<Option<Value>> =
-            (0..n).map(|v| forward[v].map(|_| resolve(&forward, Value(v as u32)))).collect();
-        shader.rewrite_uses(|v| forward_resolved[v.index()].map(Operand::Value));
-    }
-    changed | propagate_constants(shader)
+    work
 }
 
-/// Machine sources reading a `copy` of a constant, uniform or special read it directly.
-fn propagate_constants(shader: &mut Shader) -> bool {
-    let n = shader.values.len();
-    let mut constant: Vec<Option<Operand>> = vec![None; n];
-    for inst in &shader.insts {
-        if inst.dead || inst.kind != InstKind::Copy || !inst.srcs[0].is_plain() {
-            continue;
-        }
-        if matches!(inst.srcs[0].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)) {
-            let dest = shader.get(inst.dests)[0];
-            constant[dest.index()] = Some(inst.srcs[0].operand);
-        }
-    }
+/// Machine sources reading a `copy` of a constant, uniform or special (`constant`, by value)
+/// read it directly.
+fn propagate_constants(shader: &mut Shader, constant: &[Option<Operand>]) -> bool {
     let mut changed = false;
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
@@ -148,6 +245,54 @@ mod tests {
             "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = copy %0\n    %2 = copy #0x3F800000\n    %3 = FADD.f32 %1, %2.neg\n    %4 = copy %0\n    %5 = copy %0\n    STORE.i32.slot0 @%2, %4:%5, offset:0\n    end\n",
             "fragment shader\nblock0:\n    %0 = preload r60\n    %2 = copy #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n",
         );
+    }
+
+    /// A chain of `n + 1` φs, each trivial once the one before it has gone, laid out in the
+    /// reverse order: a sweep in layout order removes one φ per sweep.
+    fn reversed_phi_chain(n: usize) -> String {
+        // block0, then J_n, T_n, …, J_0, T_0; J_k holds `q_k` (value 2 + k).
+        let j = |k: usize| 1 + 2 * (n - k);
+        let t = |k: usize| 2 + 2 * (n - k);
+        let mut blocks = vec![String::new(); 2 * n + 3];
+        blocks[0] = format!(
+            "block0:\n    %0 = preload r60\n    %1 = preload r61\n    branch.z %1, block{}, block{}\n",
+            j(0),
+            t(0)
+        );
+        for k in 0..=n {
+            let first = if k == 0 { "%0, block0".to_string() } else { format!("%{}, block{}", k + 1, j(k - 1)) };
+            let tail = if k == n {
+                format!("    STORE.i32.slot0 @%{}, %0:%0, offset:0\n    end\n", k + 2)
+            } else {
+                format!("    branch.z %1, block{}, block{}\n", j(k + 1), t(k + 1))
+            };
+            blocks[j(k)] = format!("block{}:\n    %{} = phi [{first}], [%0, block{}]\n{tail}", j(k), k + 2, t(k));
+            blocks[t(k)] = format!("block{}:\n    jump block{}\n", t(k), j(k));
+        }
+        format!("fragment shader\n{}", blocks.concat())
+    }
+
+    #[test]
+    fn long_reversed_phi_chains_stay_linear() {
+        let n = 2000;
+        let mut s = parse(&reversed_phi_chain(n)).unwrap();
+        crate::ir::verify::verify(&s).unwrap();
+        let phis: Vec<_> = (0..s.blocks.len())
+            .flat_map(|b| s.blocks[b].insts.clone())
+            .filter(|&id| s.inst(id).kind == InstKind::Phi)
+            .collect();
+        assert_eq!(phis.len(), n + 1);
+        let mut forward = vec![None; s.values.len()];
+        let work = remove_trivial_phis(&mut s, &mut forward, &phis);
+        assert_eq!(work.removed, n + 1);
+        // Sweeping every φ until nothing changes would take n + 1 sweeps: (n + 1)² visits.
+        assert!(work.visits <= 2 * (n + 1), "{} visits", work.visits);
+        let mut s = parse(&reversed_phi_chain(n)).unwrap();
+        assert!(run(&mut s));
+        crate::ir::verify::verify(&s).unwrap();
+        let text = print(&s);
+        assert!(!text.contains("phi"), "{text}");
+        assert!(text.contains("STORE.i32.slot0 @%0, %0:%0"), "{text}");
     }
 
     #[test]

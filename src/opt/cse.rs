@@ -11,8 +11,9 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
+use super::Outcome;
 use crate::ir::dom::DomTree;
-use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Value};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::Opcode;
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
@@ -96,6 +97,12 @@ struct Available {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_reporting(shader).changed
+}
+
+/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced.
+pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
     let dom = (shader.blocks.len() > 1).then(|| DomTree::compute(shader));
     let order = match &dom {
@@ -110,12 +117,22 @@ pub fn run(shader: &mut Shader) -> bool {
     let mut entries: Vec<Available> = Vec::with_capacity(shader.insts.len());
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut changed = false;
+    let all_visited = order.len() == shader.blocks.len();
+    // Instructions with operands the walk does not rename (pairs, staging lists, φ and
+    // parallel-copy arguments), renamed once at the end.
+    let mut with_lists: Vec<InstId> = Vec::new();
     for b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
             let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
+            }
+            if !inst.args.is_empty()
+                || inst.staging.iter().any(|l| !l.is_empty())
+                || inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)))
+            {
+                with_lists.push(id);
             }
             // Sources first read earlier replacements (there are some only once something
             // changed), so chains collapse in one walk.
@@ -151,6 +168,7 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             let e = &mut entries[at as usize];
             if dominates(e.block, b) {
+                outcome.copies_replaced |= shader.insts[id.index()].kind == InstKind::Copy;
                 replace[dest.index()] = Some(e.value);
                 shader.insts[id.index()].dead = true;
                 changed = true;
@@ -160,10 +178,40 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     if changed {
-        shader.rewrite_uses(|v| replace[v.index()].map(Operand::Value));
+        outcome.phi_args_renamed = phi_arg_replaced(shader, &replace);
+        let map = |v: Value| replace[v.index()].map(Operand::Value);
+        if all_visited {
+            // Every source `Value` was renamed on the way (a definition dominates its non-φ
+            // uses, so it is visited first); what is left is what `rewrite_uses` would do.
+            for &id in &with_lists {
+                shader.rewrite_inst_uses(id, map);
+            }
+            for block in &mut shader.blocks {
+                if let Terminator::Branch { cond, .. } = &mut block.term
+                    && let Some(r) = replace[cond.index()]
+                {
+                    *cond = r;
+                }
+            }
+        } else {
+            shader.rewrite_uses(map);
+        }
         shader.compact();
     }
-    changed
+    outcome.changed = changed;
+    outcome
+}
+
+/// Whether a φ reads a value that is being replaced.
+fn phi_arg_replaced(shader: &Shader, replace: &[Option<Value>]) -> bool {
+    shader.blocks.iter().any(|block| {
+        block
+            .insts
+            .iter()
+            .map(|&id| shader.inst(id))
+            .take_while(|inst| inst.kind == InstKind::Phi)
+            .any(|phi| !phi.dead && shader.get(phi.args).iter().any(|v| replace[v.index()].is_some()))
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! read only by this add becomes `FMA p, q, a`. This skips the product's rounding, so it is
 //! off when the shader must be exact (`opt::Options::contract`).
 
+use super::Outcome;
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
 use crate::valhall::Instr;
@@ -9,6 +10,23 @@ use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_reporting(shader).changed
+}
+
+/// [`run`], also saying whether a product was held back because it has other readers.
+pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    // Contraction needs an add and a plain product (`FMA p, q, #-0.0`, the only way one can
+    // appear during the run too); these scans are much cheaper than counting uses.
+    let live = || shader.blocks.iter().flat_map(|b| &b.insts).map(|&id| shader.inst(id)).filter(|i| !i.dead);
+    let product_exists = live().any(|inst| {
+        inst.opcode() == Some(Opcode::FMA_F32)
+            && inst.srcs[2].operand == Operand::Const(NEG_ZERO)
+            && inst.srcs[2].is_plain()
+    });
+    if !product_exists || !live().any(|inst| inst.opcode() == Some(Opcode::FADD_F32)) {
+        return Outcome::default();
+    }
+    let mut held_by_uses = false;
     let mut uses = vec![0u32; shader.values.len()];
     for b in 0..shader.blocks.len() {
         for id in shader.block_insts(Block(b as u32)) {
@@ -39,7 +57,11 @@ pub fn run(shader: &mut Shader) -> bool {
             for (m, other) in [(1usize, 0usize), (0, 1)] {
                 let src = inst.srcs[m];
                 let Operand::Value(v) = src.operand else { continue };
-                if src.abs || src.swizzle != 0 || uses[v.index()] != 1 {
+                if src.abs || src.swizzle != 0 {
+                    continue;
+                }
+                if uses[v.index()] != 1 {
+                    held_by_uses |= multiply(shader, v).is_some();
                     continue;
                 }
                 let Some((p, q)) = multiply(shader, v) else { continue };
@@ -61,7 +83,7 @@ pub fn run(shader: &mut Shader) -> bool {
     if changed {
         shader.compact();
     }
-    changed
+    Outcome { changed, held_by_uses, ..Outcome::default() }
 }
 
 #[cfg(test)]

@@ -28,36 +28,154 @@ impl Default for Options {
     }
 }
 
-/// A pass: rewrites the shader in place and says whether it changed anything.
-type Pass = fn(&mut Shader) -> bool;
+/// What a pass run did, as far as the scheduler in [`optimize`] cares.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The run changed the IR.
+    pub changed: bool,
+    /// `cse`: a φ argument was renamed (φs can have become trivial for `copy_prop`).
+    pub phi_args_renamed: bool,
+    /// `cse`: a value defined by a copy was replaced (a constant can be seen earlier in the
+    /// layout by `const_fold`).
+    pub copies_replaced: bool,
+    /// `mod_fold`, `fma`: a candidate was held back only because its producer has other
+    /// readers (removing readers can enable it).
+    pub held_by_uses: bool,
+}
+
+impl Outcome {
+    fn of(changed: bool) -> Outcome {
+        Outcome { changed, ..Outcome::default() }
+    }
+}
+
+/// A pass: rewrites the shader in place and says what it did.
+type Pass = fn(&mut Shader) -> Outcome;
+
+/// The pipeline, in order: each pass with the passes its changes can give new work to.
+///
+/// A pass that found nothing is not run again until one of the passes listed as enabling it
+/// changes the IR; a pass that changed the IR is run again later unless it is listed as
+/// idempotent (a second run right after it would find nothing). The relations below are the
+/// reasons a pass's opportunities can appear; debug builds check every skip (see [`optimize`]).
+///
+/// * `merge_blocks` changes the CFG, turns φs into copies and moves instructions: it enables
+///   everything. It is the only pass that touches the CFG, so only it enables itself.
+/// * `copy_prop` renames uses and puts constants into sources (new constant operands, identical
+///   instructions, `FADD x, −0` patterns, dead definitions): everything but `merge_blocks`. It
+///   is idempotent: it forwards every register copy, removes trivial φs to a fixed point under
+///   the forwarding, and propagates every constant copy it can; none of that creates a copy.
+/// * `const_fold` turns instructions into `copy #k` (propagated by `copy_prop`, merged by `cse`,
+///   dead inputs for `dce`), and folds chains in layout order (itself, when a use precedes its
+///   definition in the layout). It only removes uses of values defined by copies, which are
+///   never the single-use producers `mod_fold` and `fma` look for.
+/// * `simplify`, `mod_fold` and `fma` rewrite sources and opcodes: everything but
+///   `merge_blocks`. `simplify` is idempotent (what it produces, `FADD` and copies, is nothing
+///   it rewrites); `mod_fold` (a producer forwarded in a run takes no clamp in that run) and
+///   `fma` (a fused FMA can be a product itself) are not.
+/// * `cse` renames uses of a value to an equal dominating one and kills the duplicate
+///   definitions. φ arguments can become equal (`copy_prop`, only if a φ argument was
+///   renamed), a constant copy can become visible earlier in the layout (`const_fold`, only if
+///   a copy was replaced), producers lose readers (`mod_fold`, `fma`, only if their last run
+///   held a candidate back for its producer's other readers: every other condition they test
+///   is the same for equal instructions), definitions become dead (`dce`). Renaming values to
+///   equal values creates no constant operand (`simplify`), and its one walk collapses every
+///   chain (idempotent: the walk after it visits the same expressions and finds no new match).
+/// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, under
+///   the same condition as for `cse`); its mark-and-sweep leaves nothing unmarked behind
+///   (idempotent).
+struct Step {
+    name: &'static str,
+    pass: Pass,
+    enables: &'static [&'static str],
+    idempotent: bool,
+}
+
+const ALL_BUT_MERGE: &[&str] = &["copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"];
+
+const PIPELINE: [Step; 8] = [
+    Step {
+        name: "merge_blocks",
+        pass: |s| Outcome::of(merge_blocks::run(s)),
+        enables: &["merge_blocks", "copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"],
+        idempotent: false,
+    },
+    Step { name: "copy_prop", pass: |s| Outcome::of(copy_prop::run(s)), enables: ALL_BUT_MERGE, idempotent: true },
+    Step {
+        name: "const_fold",
+        pass: |s| Outcome::of(const_fold::run(s)),
+        enables: &["copy_prop", "const_fold", "cse", "dce"],
+        idempotent: false,
+    },
+    Step { name: "simplify", pass: |s| Outcome::of(simplify::run(s)), enables: ALL_BUT_MERGE, idempotent: true },
+    Step { name: "mod_fold", pass: mod_fold::run_reporting, enables: ALL_BUT_MERGE, idempotent: false },
+    Step { name: "fma", pass: fma::run_reporting, enables: ALL_BUT_MERGE, idempotent: false },
+    Step {
+        name: "cse",
+        pass: cse::run_reporting,
+        enables: &["copy_prop", "const_fold", "mod_fold", "fma", "dce"],
+        idempotent: true,
+    },
+    Step { name: "dce", pass: |s| Outcome::of(dce::run(s)), enables: &["mod_fold", "fma"], idempotent: true },
+];
 
 /// Runs the passes to a fixed point (bounded: each round is linear, and rounds stop as soon as
-/// nothing changes; a handful suffice). A pass that found nothing to do is not run again until
-/// another pass changes the IR: it would find nothing again.
+/// nothing changes; a handful suffice). A pass runs only when it may have new work: after it
+/// changed the IR itself (unless idempotent), or after a pass that can enable it changed the IR
+/// (see [`Step`]); skipping the others gives the same result as running them, since they would
+/// change nothing. Debug builds run every skipped pass on a copy and check exactly that.
 pub fn optimize(shader: &mut Shader, options: &Options) {
-    let mut passes: Vec<(&str, Pass)> = vec![
-        ("merge_blocks", merge_blocks::run),
-        ("copy_prop", copy_prop::run),
-        ("const_fold", const_fold::run),
-        ("simplify", simplify::run),
-        ("mod_fold", mod_fold::run),
-    ];
-    if options.contract {
-        passes.push(("fma", fma::run));
-    }
-    passes.extend([("cse", cse::run as Pass), ("dce", dce::run)]);
-    let mut clean = vec![false; passes.len()];
+    let steps: Vec<&Step> = PIPELINE.iter().filter(|s| options.contract || s.name != "fma").collect();
+    let bit = |name: &str| steps.iter().position(|s| s.name == name).map_or(0u16, |j| 1 << j);
+    // `enables[k]`: bit j set when step k's changes can give step j new work.
+    let enables: Vec<u16> = steps.iter().map(|s| s.enables.iter().fold(0, |acc, name| acc | bit(name))).collect();
+    let (cse_bit, dce_bit) = (bit("cse"), bit("dce"));
+    let use_count_passes = bit("mod_fold") | bit("fma");
+    // Passes among `use_count_passes` whose last run held nothing back for its use count.
+    let mut not_held: u16 = 0;
+    let mut dirty: u16 = (1 << steps.len()) - 1;
+    // What the plain fixed point would run: every pass after any change (debug check only).
+    let mut plain_dirty = dirty;
     for _ in 0..8 {
         let mut changed = false;
-        for (k, &(name, pass)) in passes.iter().enumerate() {
-            if clean[k] {
+        for (k, step) in steps.iter().enumerate() {
+            let this = 1u16 << k;
+            if dirty & this == 0 {
+                if cfg!(debug_assertions) && plain_dirty & this != 0 {
+                    let mut copy = shader.clone();
+                    assert!(!(step.pass)(&mut copy).changed, "the skipped pass `{}` had work to do", step.name);
+                    plain_dirty &= !this;
+                }
                 continue;
             }
-            if step(shader, name, pass) {
+            let outcome = run_step(shader, step);
+            if use_count_passes & this != 0 {
+                not_held = if outcome.held_by_uses { not_held & !this } else { not_held | this };
+            }
+            if outcome.changed {
                 changed = true;
-                clean.fill(false);
+                let mut enabled = enables[k];
+                if this == cse_bit {
+                    if !outcome.phi_args_renamed {
+                        enabled &= !bit("copy_prop");
+                    }
+                    if !outcome.copies_replaced {
+                        enabled &= !bit("const_fold");
+                    }
+                }
+                if this & (cse_bit | dce_bit) != 0 {
+                    enabled &= !not_held;
+                }
+                dirty |= enabled;
+                if step.idempotent {
+                    dirty &= !this;
+                } else {
+                    dirty |= this;
+                }
+                plain_dirty = (1 << steps.len()) - 1;
             } else {
-                clean[k] = true;
+                dirty &= !this;
+                plain_dirty &= !this;
             }
         }
         if !changed {
@@ -66,10 +184,10 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
     }
 }
 
-fn step(shader: &mut Shader, name: &str, pass: fn(&mut Shader) -> bool) -> bool {
-    let changed = pass(shader);
-    if changed {
-        verify_after(shader, name);
+fn run_step(shader: &mut Shader, step: &Step) -> Outcome {
+    let outcome = (step.pass)(shader);
+    if outcome.changed {
+        verify_after(shader, step.name);
     }
-    changed
+    outcome
 }

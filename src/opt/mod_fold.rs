@@ -14,6 +14,7 @@
 //! binary32 result (a v2f16 producer would clamp each half instead of the f32 word); a producer
 //! already forwarded in the same round never takes a clamp.
 
+use super::Outcome;
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
 use crate::valhall::Opcode;
@@ -33,6 +34,23 @@ fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_reporting(shader).changed
+}
+
+/// [`run`], also saying whether a saturate was held back because its source has other readers.
+pub fn run_reporting(shader: &mut Shader) -> Outcome {
+    // Every rewrite involves an `FADD.f32 x, #-0.0`; this scan is much cheaper than counting uses.
+    let negzero_add_exists = shader.blocks.iter().flat_map(|b| &b.insts).any(|&id| {
+        let inst = shader.inst(id);
+        !inst.dead
+            && inst.opcode() == Some(Opcode::FADD_F32)
+            && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
+            && inst.srcs[1].is_plain()
+    });
+    if !negzero_add_exists {
+        return Outcome::default();
+    }
+    let mut held_by_uses = false;
     let mut changed = false;
     let mut uses = vec![0u32; shader.values.len()];
     for b in 0..shader.blocks.len() {
@@ -101,6 +119,7 @@ pub fn run(shader: &mut Shader) -> bool {
                     continue;
                 }
                 if uses[x.index()] != 1 {
+                    held_by_uses = true;
                     continue;
                 }
                 // A producer already removed this round (an empty FADD forwarded to its own
@@ -131,7 +150,7 @@ pub fn run(shader: &mut Shader) -> bool {
         shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
         shader.compact();
     }
-    changed
+    Outcome { changed, held_by_uses, ..Outcome::default() }
 }
 
 #[cfg(test)]
