@@ -60,26 +60,17 @@ pub struct Assigner<'a> {
     shader: &'a Shader,
     live: &'a Liveness,
     allowed: u64,
-    loc: Vec<u8>,
+    /// Per-value state, indexed by value number.
+    vals: Vec<ValueState>,
     owner: [u32; 64],
     /// Registers whose `owner` is set.
     owned: u64,
     /// Owned registers whose value is already dead: results of φs nobody reads (every other
-    /// value is freed at its last read or never placed), marked by `unread_phi`.
+    /// value is freed at its last read or never placed), marked `UNREAD_PHI`.
     dead_owned: u64,
-    hint: Vec<u8>,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
-    /// Position of the last use (or the definition) of each value in the current block.
-    last_pos: Vec<u32>,
-    pos_stamp: Vec<u32>,
-    out_stamp: Vec<u32>,
-    /// `block_stamp` when the value is read (φ arguments excepted) or defined in the current
-    /// block: with `out_stamp`, they tell whether a value is live into the block.
-    read_stamp: Vec<u32>,
-    def_stamp: Vec<u32>,
-    /// `block_stamp` for the φ results of the current block that are never read.
-    unread_phi: Vec<u32>,
+    /// Number of the current block in visiting order (from 1): `ValueState::block`.
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
     /// (Flat arrays rather than a vector per value or group: most values are in none.)
@@ -95,17 +86,41 @@ pub struct Assigner<'a> {
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     exit: Vec<Option<Vec<(Value, Reg)>>>,
     out: Vec<Vec<MachInst>>,
-    /// The block whose φ defines each value (u32::MAX: not a φ).
-    phi_of: Vec<u32>,
     preload: u16,
     /// Registers of temporary copies read by the current instruction.
     temps: u64,
     /// Scratch: the instructions of the current block.
     block_buf: Vec<InstId>,
-    /// Scratch for `edge_copies`: each value's register at the end of a block (`NONE` between
-    /// calls).
-    exit_reg: Vec<u8>,
 }
+
+/// What the allocator knows about one value. One array of these rather than an array per
+/// field: the fields of a value are read together (a cache line, a bounds check).
+#[derive(Clone, Copy)]
+struct ValueState {
+    /// Current register (`NONE`: none).
+    loc: u8,
+    /// Preferred register (`NONE`: none).
+    hint: u8,
+    /// Scratch for `edge_copies`: the register at the end of a block (`NONE` between calls).
+    exit_reg: u8,
+    /// `LIVE_OUT`, `READ`, `DEFINED`, `UNREAD_PHI` about block number `block` (stale, i.e.
+    /// all clear, for any other block).
+    flags: u8,
+    block: u32,
+    /// Position of the last use (or the definition) in block `block`, when `READ` or `DEFINED`.
+    last_pos: u32,
+    /// The block whose φ defines the value (u32::MAX: not a φ).
+    phi_of: u32,
+}
+
+/// Live out of the current block.
+const LIVE_OUT: u8 = 1;
+/// Read in the current block (as a φ argument excepted).
+const READ: u8 = 2;
+/// Defined in the current block.
+const DEFINED: u8 = 4;
+/// A φ result of the current block that is never read.
+const UNREAD_PHI: u8 = 8;
 
 fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
     match op {
@@ -141,18 +156,14 @@ impl<'a> Assigner<'a> {
             shader,
             live,
             allowed,
-            loc: vec![NONE; nv],
+            vals: vec![
+                ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
+                nv
+            ],
             owner: [NO_VALUE; 64],
             owned: 0,
             dead_owned: 0,
-            hint: vec![NONE; nv],
             hint_mask: 0,
-            last_pos: vec![0; nv],
-            pos_stamp: vec![0; nv],
-            out_stamp: vec![0; nv],
-            read_stamp: vec![0; nv],
-            def_stamp: vec![0; nv],
-            unread_phi: vec![0; nv],
             block_stamp: 0,
             group_values: Vec::new(),
             group_start: vec![0],
@@ -162,11 +173,9 @@ impl<'a> Assigner<'a> {
             entry: vec![None; nb],
             exit: vec![None; nb],
             out: vec![Vec::new(); nb],
-            phi_of: vec![u32::MAX; nv],
             preload: 0,
             temps: 0,
             block_buf: Vec::new(),
-            exit_reg: vec![NONE; nv],
         };
         a.collect_groups();
         a
@@ -184,7 +193,7 @@ impl<'a> Assigner<'a> {
                 match inst.kind {
                     InstKind::Phi => {
                         for v in s.get(inst.dests) {
-                            self.phi_of[v.index()] = bi as u32;
+                            self.vals[v.index()].phi_of = bi as u32;
                         }
                     }
                     InstKind::Machine => {
@@ -206,9 +215,9 @@ impl<'a> Assigner<'a> {
                         }
                         if let Some((k, r)) = fixed_read(op)
                             && let Operand::Value(v) = inst.srcs[k].operand
-                            && self.hint[v.index()] == NONE
+                            && self.vals[v.index()].hint == NONE
                         {
-                            self.hint[v.index()] = r;
+                            self.vals[v.index()].hint = r;
                         }
                     }
                     _ => {}
@@ -236,9 +245,9 @@ impl<'a> Assigner<'a> {
     fn add_group(&mut self, values: &[Value], fixed: Option<u8>) {
         for (i, v) in values.iter().enumerate() {
             if let Some(base) = fixed
-                && self.hint[v.index()] == NONE
+                && self.vals[v.index()].hint == NONE
             {
-                self.hint[v.index()] = base + i as u8;
+                self.vals[v.index()].hint = base + i as u8;
                 self.hint_mask |= regs::bit(base + i as u8);
             }
         }
@@ -262,28 +271,44 @@ impl<'a> Assigner<'a> {
         (o != NO_VALUE).then_some(Value(o))
     }
 
-    fn live_out(&self, v: Value) -> bool {
-        self.out_stamp[v.index()] == self.block_stamp
+    /// The flags of `v` about the current block.
+    fn flags(&self, v: Value) -> u8 {
+        let st = &self.vals[v.index()];
+        if st.block == self.block_stamp { st.flags } else { 0 }
+    }
+
+    /// Sets `flag` on `v` for the current block.
+    fn mark(&mut self, v: Value, flag: u8) {
+        let stamp = self.block_stamp;
+        let st = &mut self.vals[v.index()];
+        if st.block != stamp {
+            st.block = stamp;
+            st.flags = 0;
+        }
+        st.flags |= flag;
     }
 
     /// Whether `v` is live into the current block: read in it or live out of it, and not
     /// defined in it (see `ir::liveness`).
     fn live_in(&self, v: Value) -> bool {
-        let i = v.index();
-        (self.out_stamp[i] == self.block_stamp || self.read_stamp[i] == self.block_stamp)
-            && self.def_stamp[i] != self.block_stamp
+        let f = self.flags(v);
+        f & (LIVE_OUT | READ) != 0 && f & DEFINED == 0
     }
 
     /// Whether `v` is dead after the instruction at position `pos` of the current block.
     fn dies_at(&self, v: Value, pos: u32) -> bool {
-        !self.live_out(v) && self.pos_stamp[v.index()] == self.block_stamp && self.last_pos[v.index()] <= pos
+        let st = &self.vals[v.index()];
+        st.block == self.block_stamp
+            && st.flags & LIVE_OUT == 0
+            && st.flags & (READ | DEFINED) != 0
+            && st.last_pos <= pos
     }
 
     fn set(&mut self, v: Value, r: Reg) {
-        self.loc[v.index()] = r;
+        self.vals[v.index()].loc = r;
         self.owner[r as usize] = v.0;
         self.owned |= regs::bit(r);
-        if self.unread_phi[v.index()] == self.block_stamp {
+        if self.flags(v) & UNREAD_PHI != 0 {
             self.dead_owned |= regs::bit(r);
         } else {
             self.dead_owned &= !regs::bit(r);
@@ -291,13 +316,13 @@ impl<'a> Assigner<'a> {
     }
 
     fn clear(&mut self, v: Value) {
-        let r = self.loc[v.index()];
+        let r = self.vals[v.index()].loc;
         if r != NONE && self.owner[r as usize] == v.0 {
             self.owner[r as usize] = NO_VALUE;
             self.owned &= !regs::bit(r);
             self.dead_owned &= !regs::bit(r);
         }
-        self.loc[v.index()] = NONE;
+        self.vals[v.index()].loc = NONE;
     }
 
     fn owned_mask(&self) -> u64 {
@@ -311,7 +336,7 @@ impl<'a> Assigner<'a> {
     fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
         let mut m = self.owned & !self.dead_owned;
         for &v in read {
-            let r = self.loc[v.index()];
+            let r = self.vals[v.index()].loc;
             if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
                 m &= !regs::bit(r);
             }
@@ -344,7 +369,7 @@ impl<'a> Assigner<'a> {
 
     /// A register for a new definition of `v` from `avail`, following hints.
     fn pick_single(&self, v: Value, avail: u64) -> Option<Reg> {
-        let h = self.hint[v.index()];
+        let h = self.vals[v.index()].hint;
         if h != NONE && avail & regs::bit(h) != 0 {
             return Some(h);
         }
@@ -411,8 +436,8 @@ impl<'a> Assigner<'a> {
             self.group_base[g] = base;
             for j in 0..n as usize {
                 let w = self.group(g)[j];
-                if self.hint[w.index()] == NONE && self.loc[w.index()] == NONE {
-                    self.hint[w.index()] = base + j as u8;
+                if self.vals[w.index()].hint == NONE && self.vals[w.index()].loc == NONE {
+                    self.vals[w.index()].hint = base + j as u8;
                     self.hint_mask |= regs::bit(base + j as u8);
                 }
             }
@@ -459,9 +484,8 @@ impl<'a> Assigner<'a> {
     fn process_block(&mut self, b: Block) -> Result<(), AssignError> {
         let s = self.shader;
         self.block_stamp += 1;
-        let stamp = self.block_stamp;
         for &v in self.live.live_out(b) {
-            self.out_stamp[v.index()] = stamp;
+            self.mark(v, LIVE_OUT);
         }
         let mut insts = std::mem::take(&mut self.block_buf);
         insts.clear();
@@ -470,15 +494,13 @@ impl<'a> Assigner<'a> {
             let inst = s.inst(id);
             if inst.kind != InstKind::Phi {
                 s.for_each_use(inst, |v| {
-                    self.pos_stamp[v.index()] = stamp;
-                    self.last_pos[v.index()] = pos as u32;
-                    self.read_stamp[v.index()] = stamp;
+                    self.mark(v, READ);
+                    self.vals[v.index()].last_pos = pos as u32;
                 });
             }
             s.for_each_def(inst, |v| {
-                self.pos_stamp[v.index()] = stamp;
-                self.last_pos[v.index()] = pos as u32;
-                self.def_stamp[v.index()] = stamp;
+                self.mark(v, DEFINED);
+                self.vals[v.index()].last_pos = pos as u32;
             });
         }
         // Entry state.
@@ -524,14 +546,14 @@ impl<'a> Assigner<'a> {
                     .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for the φ {d} in {b}")))?,
             };
             if self.dies_at(d, pos as u32) {
-                self.unread_phi[d.index()] = self.block_stamp;
+                self.mark(d, UNREAD_PHI);
             }
             self.set(d, r);
             self.note_def(d, r);
             entry.push((d, r));
             for &a in args {
-                if self.loc[a.index()] == NONE && self.hint[a.index()] == NONE {
-                    self.hint[a.index()] = r;
+                if self.vals[a.index()].loc == NONE && self.vals[a.index()].hint == NONE {
+                    self.vals[a.index()].hint = r;
                 }
             }
         }
@@ -552,7 +574,7 @@ impl<'a> Assigner<'a> {
         // Exit state.
         let mut exit = Vec::new();
         for &v in self.live.live_out(b) {
-            let r = self.loc[v.index()];
+            let r = self.vals[v.index()].loc;
             if r == NONE {
                 return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
             }
@@ -574,9 +596,9 @@ impl<'a> Assigner<'a> {
         let entry = self.entry[s_block.index()].as_deref().unwrap_or_default();
         let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
         // Register of each value at the end of `p` (the first entry wins), reset below.
-        let exit_reg = &mut self.exit_reg;
+        let vals = &mut self.vals;
         for &(w, r) in exit.iter().rev() {
-            exit_reg[w.index()] = r;
+            vals[w.index()].exit_reg = r;
         }
         let mut copies: SmallVec<[(Reg, Reg); 16]> = SmallVec::new();
         let mut used = 0u64;
@@ -586,7 +608,7 @@ impl<'a> Assigner<'a> {
         let mut result = Ok(());
         for &(v, r) in entry {
             used |= regs::bit(r);
-            let src_value = if self.phi_of[v.index()] == s_block.0 {
+            let src_value = if vals[v.index()].phi_of == s_block.0 {
                 let Some(def) = s.values[v.index()].def else {
                     result = Err(AssignError::Invalid(format!("{v} has no definition")));
                     break;
@@ -599,7 +621,7 @@ impl<'a> Assigner<'a> {
             } else {
                 v
             };
-            let src = exit_reg[src_value.index()];
+            let src = vals[src_value.index()].exit_reg;
             if src == NONE {
                 result = Err(AssignError::Invalid(format!("{src_value} is not available at the end of {p}")));
                 break;
@@ -609,7 +631,7 @@ impl<'a> Assigner<'a> {
             }
         }
         for &(w, _) in exit {
-            exit_reg[w.index()] = NONE;
+            vals[w.index()].exit_reg = NONE;
         }
         result?;
         if copies.is_empty() {
@@ -678,7 +700,7 @@ impl<'a> Assigner<'a> {
         let d = s.get(inst.dests)[0];
         let operand = inst.srcs[0].operand;
         if let Operand::Value(v) = operand {
-            let l = self.loc[v.index()];
+            let l = self.vals[v.index()].loc;
             if l == NONE {
                 return Err(AssignError::Invalid(format!("{v} is used before it has a register")));
             }
@@ -704,7 +726,7 @@ impl<'a> Assigner<'a> {
             .pick_single(d, avail)
             .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
         let mut instr = match operand {
-            Operand::Value(v) => parcopy::mov(r, self.loc[v.index()]),
+            Operand::Value(v) => parcopy::mov(r, self.vals[v.index()].loc),
             Operand::Const(c) => match immediate_index(c) {
                 Some(i) => {
                     let mut m = Instr::new(Opcode::MOV_I32);
@@ -756,7 +778,7 @@ impl<'a> Assigner<'a> {
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
         for (i, (&d, &a)) in dests.iter().zip(args).enumerate() {
-            let l = self.loc[a.index()];
+            let l = self.vals[a.index()].loc;
             if l == NONE {
                 return Err(AssignError::Invalid(format!("{a} is used before it has a register")));
             }
@@ -814,7 +836,7 @@ impl<'a> Assigner<'a> {
         let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
         s.for_each_use(inst, |v| uses.push(v));
         for &v in &uses {
-            if self.loc[v.index()] == NONE {
+            if self.vals[v.index()].loc == NONE {
                 return Err(AssignError::Invalid(format!(
                     "{v} is read by {} in {b} before it has a register",
                     info.name
@@ -856,10 +878,10 @@ impl<'a> Assigner<'a> {
         let through = self.through_mask(pos, &uses);
         for (slot, vals, fixed) in &vectors {
             let n = vals.len() as u8;
-            let l0 = self.loc[vals[0].index()];
+            let l0 = self.vals[vals[0].index()].loc;
             let in_place = fixed.is_none_or(|f| f == l0)
                 && l0 % 2 == 0
-                && vals.iter().enumerate().all(|(i, v)| self.loc[v.index()] == l0.wrapping_add(i as u8))
+                && vals.iter().enumerate().all(|(i, v)| self.vals[v.index()].loc == l0.wrapping_add(i as u8))
                 && regs::range(l0, n).is_some_and(|m| m & target_mask == 0);
             let base = if in_place {
                 l0
@@ -874,7 +896,7 @@ impl<'a> Assigner<'a> {
                         let mut score = 0i32;
                         for i in 0..n {
                             let r = base + i;
-                            if self.loc[vals[i as usize].index()] == r {
+                            if self.vals[vals[i as usize].index()].loc == r {
                                 score += 4;
                             } else if let Some(w) = self.owner_of(r) {
                                 score -= if through & regs::bit(r) != 0 { 2 } else { 1 };
@@ -891,7 +913,7 @@ impl<'a> Assigner<'a> {
             };
             for (i, &v) in vals.iter().enumerate() {
                 let r = base + i as u8;
-                if self.loc[v.index()] != r || in_place && fixed.is_some() {
+                if self.vals[v.index()].loc != r || in_place && fixed.is_some() {
                     targets.push((v, r));
                 }
             }
@@ -906,7 +928,7 @@ impl<'a> Assigner<'a> {
             if target_mask & regs::bit(r) != 0 {
                 return Err(AssignError::Invalid(format!("{}: fixed operand r{r} overlaps a vector", info.name)));
             }
-            if self.loc[v.index()] != r {
+            if self.vals[v.index()].loc != r {
                 targets.push((v, r));
             }
             target_mask |= regs::bit(r);
@@ -915,7 +937,7 @@ impl<'a> Assigner<'a> {
         // Values that move into their target (they die here and are read once).
         let movers: SmallVec<[Value; 8]> = targets
             .iter()
-            .filter(|(v, r)| self.loc[v.index()] != *r && self.dies_at(*v, pos) && count(*v) == 1)
+            .filter(|(v, r)| self.vals[v.index()].loc != *r && self.dies_at(*v, pos) && count(*v) == 1)
             .map(|(v, _)| *v)
             .collect();
         // Definitions.
@@ -950,7 +972,7 @@ impl<'a> Assigner<'a> {
                 }
             } else {
                 // Prefer the hinted base of the first value when the range is free.
-                let h = self.hint[vals[0].index()];
+                let h = self.vals[vals[0].index()].hint;
                 let hinted = (h != NONE && h % 2 == 0)
                     .then(|| regs::range(h, n))
                     .flatten()
@@ -997,7 +1019,7 @@ impl<'a> Assigner<'a> {
         let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
         let mut temps = 0u64;
         for &(v, r) in &targets {
-            let l = self.loc[v.index()];
+            let l = self.vals[v.index()].loc;
             if l == r {
                 temps |= regs::bit(r);
                 continue;
@@ -1012,7 +1034,7 @@ impl<'a> Assigner<'a> {
         let mut chosen = 0u64;
         let owned = self.owned_mask();
         for &w in &evict {
-            let l = self.loc[w.index()];
+            let l = self.vals[w.index()].loc;
             let avail = self.allowed & !owned & !target_mask & !zone & !def_mask & !chosen;
             let r = self.pick_single(w, avail).ok_or_else(|| err_regs("no register to move a live value to"))?;
             chosen |= regs::bit(r);
@@ -1040,7 +1062,7 @@ impl<'a> Assigner<'a> {
             let base = match src.operand {
                 Operand::Value(v) => match fixed_src {
                     Some((fk, r)) if fk == k => Base::Register(r),
-                    _ => Base::Register(self.loc[v.index()]),
+                    _ => Base::Register(self.vals[v.index()].loc),
                 },
                 Operand::Pair(..) => {
                     let base = group_at.iter().find(|(slot, _)| *slot == k + 2).map(|g| g.1).unwrap_or(0);
@@ -1059,7 +1081,7 @@ impl<'a> Assigner<'a> {
             let base = if let Some(g) = group_at.iter().find(|(slot, _)| *slot == k) {
                 g.1
             } else if n == 1 {
-                self.loc[s.get(inst.staging[k])[0].index()]
+                self.vals[s.get(inst.staging[k])[0].index()].loc
             } else {
                 0
             };
