@@ -54,6 +54,9 @@ pub enum AssignError {
 pub struct Assigned {
     pub blocks: Vec<MachBlock>,
     pub preload: u16,
+    /// The largest register demand of an instruction of the visited (reachable) blocks, as
+    /// `spill::demand_within` defines it.
+    pub max_demand: u32,
 }
 
 pub struct Assigner<'a> {
@@ -89,8 +92,13 @@ pub struct Assigner<'a> {
     preload: u16,
     /// Registers of temporary copies read by the current instruction.
     temps: u64,
-    /// Scratch: the instructions of the current block.
+    /// See [`Assigned::max_demand`].
+    max_demand: u32,
+    /// Scratch: the instructions of the current block, and what they read (see
+    /// `process_block`).
     block_buf: Vec<InstId>,
+    use_buf: Vec<Value>,
+    use_start_buf: Vec<u32>,
 }
 
 /// What the allocator knows about one value. One array of these rather than an array per
@@ -175,7 +183,10 @@ impl<'a> Assigner<'a> {
             out: vec![Vec::new(); nb],
             preload: 0,
             temps: 0,
+            max_demand: 0,
             block_buf: Vec::new(),
+            use_buf: Vec::new(),
+            use_start_buf: Vec::new(),
         };
         a.collect_groups();
         a
@@ -478,7 +489,7 @@ impl<'a> Assigner<'a> {
             mb.ir_block = Some(b.0);
             blocks.push(mb);
         }
-        Ok(Assigned { blocks, preload: self.preload })
+        Ok(Assigned { blocks, preload: self.preload, max_demand: self.max_demand })
     }
 
     fn process_block(&mut self, b: Block) -> Result<(), AssignError> {
@@ -490,12 +501,20 @@ impl<'a> Assigner<'a> {
         let mut insts = std::mem::take(&mut self.block_buf);
         insts.clear();
         insts.extend(s.block_insts(b));
+        // The values each instruction reads, kept for `process_machine`: instruction `pos`
+        // reads `uses[use_start[pos]..use_start[pos + 1]]`.
+        let mut uses = std::mem::take(&mut self.use_buf);
+        let mut use_start = std::mem::take(&mut self.use_start_buf);
+        uses.clear();
+        use_start.clear();
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
+            use_start.push(uses.len() as u32);
             if inst.kind != InstKind::Phi {
                 s.for_each_use(inst, |v| {
                     self.mark(v, READ);
                     self.vals[v.index()].last_pos = pos as u32;
+                    uses.push(v);
                 });
             }
             s.for_each_def(inst, |v| {
@@ -503,6 +522,7 @@ impl<'a> Assigner<'a> {
                 self.vals[v.index()].last_pos = pos as u32;
             });
         }
+        use_start.push(uses.len() as u32);
         // Entry state.
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
@@ -567,10 +587,13 @@ impl<'a> Assigner<'a> {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
             }
-            self.process_inst(b, pos as u32, id, &mut out)?;
+            let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
+            self.process_inst(b, pos as u32, id, read, &mut out)?;
         }
         self.out[b.index()] = out;
         self.block_buf = insts;
+        self.use_buf = uses;
+        self.use_start_buf = use_start;
         // Exit state.
         let mut exit = Vec::new();
         for &v in self.live.live_out(b) {
@@ -646,9 +669,23 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
-    fn process_inst(&mut self, b: Block, pos: u32, id: InstId, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    /// Assigns the instruction `id` at position `pos` of block `b`, which reads `read` (its
+    /// operands as `Shader::for_each_use` lists them).
+    fn process_inst(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        read: &[Value],
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
-        let inst = *s.inst(id);
+        let inst = s.inst(id);
+        if inst.kind == InstKind::Phi {
+            return Ok(());
+        }
+        let through = self.through_mask(pos, read);
+        self.note_demand(pos, inst, read, through);
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -682,10 +719,34 @@ impl<'a> Assigner<'a> {
                 self.note_def(d, r);
                 Ok(())
             }
-            InstKind::Copy => self.process_copy(b, pos, id, &inst, out),
-            InstKind::ParallelCopy => self.process_pcopy(b, pos, &inst, out),
-            InstKind::Machine => self.process_machine(b, pos, id, &inst, out),
+            InstKind::Copy => self.process_copy(b, pos, id, inst, out),
+            InstKind::ParallelCopy => self.process_pcopy(b, pos, inst, through, out),
+            InstKind::Machine => self.process_machine(b, pos, id, inst, read, through, out),
         }
+    }
+
+    /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
+    /// holds the values that outlive it), defined as in `spill`: the values live across it
+    /// plus the larger of its results and its operands that die there, plus alignment slack,
+    /// or 17 for a `BLEND`. Every live value has a register here, so the values live across
+    /// are the registers of `through`; measuring it here spares a separate walk of the
+    /// program (see `super::allocate_owned`).
+    fn note_demand(&mut self, pos: u32, inst: &Inst, read: &[Value], through: u64) {
+        let s = self.shader;
+        let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
+            17
+        } else {
+            let mut dying = 0;
+            for (i, &v) in read.iter().enumerate() {
+                if self.dies_at(v, pos) && !read[..i].contains(&v) {
+                    dying += 1;
+                }
+            }
+            let mut defs = 0;
+            s.for_each_def(inst, |_| defs += 1);
+            u32::max(defs, dying) + super::spill::vector_slack(inst)
+        };
+        self.max_demand = self.max_demand.max(through.count_ones() + extra);
     }
 
     fn process_copy(
@@ -769,11 +830,18 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    fn process_pcopy(&mut self, b: Block, pos: u32, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    /// A parallel copy; `through` holds the values that outlive it.
+    fn process_pcopy(
+        &mut self,
+        b: Block,
+        pos: u32,
+        inst: &Inst,
+        through: u64,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
         let dests = s.get(inst.dests);
         let args = s.get(inst.args);
-        let through = self.through_mask(pos, args);
         let mut taken = 0u64;
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
@@ -826,16 +894,17 @@ impl<'a> Assigner<'a> {
         pos: u32,
         id: InstId,
         inst: &Inst,
+        uses: &[Value],
+        through: u64,
         out: &mut Vec<MachInst>,
     ) -> Result<(), AssignError> {
         let s = self.shader;
         let info = inst.mach.info();
         let op = inst.mach.opcode;
         let err_regs = |what: &str| AssignError::OutOfRegisters(format!("{what} of {} in {b}", info.name));
-        // Uses of each value in this instruction (to tell moves from copies).
-        let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
-        s.for_each_use(inst, |v| uses.push(v));
-        for &v in &uses {
+        // (Small vectors are read through slices once built: each access to a `SmallVec` tests
+        // where its items are.)
+        for &v in uses {
             if self.vals[v.index()].loc == NONE {
                 return Err(AssignError::Invalid(format!(
                     "{v} is read by {} in {b} before it has a register",
@@ -875,7 +944,6 @@ impl<'a> Assigner<'a> {
         {
             reserved |= regs::bit(r);
         }
-        let through = self.through_mask(pos, &uses);
         for (slot, vals, fixed) in &vectors {
             let n = vals.len() as u8;
             let l0 = self.vals[vals[0].index()].loc;
@@ -934,30 +1002,36 @@ impl<'a> Assigner<'a> {
             target_mask |= regs::bit(r);
             fixed_src = Some((k, r));
         }
+        let targets: &[(Value, Reg)] = &targets;
         // Values that move into their target (they die here and are read once).
-        let movers: SmallVec<[Value; 8]> = targets
+        let movers_buf: SmallVec<[Value; 8]> = targets
             .iter()
             .filter(|(v, r)| self.vals[v.index()].loc != *r && self.dies_at(*v, pos) && count(*v) == 1)
             .map(|(v, _)| *v)
             .collect();
-        // Definitions.
-        let mut def_lists: SmallVec<[(bool, usize, &[Value]); 3]> = SmallVec::new(); // (is staging, index, values)
+        let movers: &[Value] = &movers_buf;
+        // Definitions: (is staging, index, values); the destination and at most two staging
+        // operands.
+        let mut def_array: [(bool, usize, &[Value]); 3] = [(false, 0, &[]); 3];
+        let mut n_defs = 0;
         let dests = s.get(inst.dests);
         if !dests.is_empty() {
-            def_lists.push((false, 0, dests));
+            def_array[0] = (false, 0, dests);
+            n_defs = 1;
         }
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
-                def_lists.push((true, k, s.get(inst.staging[k])));
+                def_array[n_defs] = (true, k, s.get(inst.staging[k]));
+                n_defs += 1;
             }
         }
+        let def_lists = &def_array[..n_defs];
         let mut def_mask = 0u64;
-        let mut def_base: SmallVec<[Reg; 3]> = SmallVec::new();
+        let mut def_base: [Reg; 3] = [0; 3];
         let mut evict_for_defs = 0u64;
-        for (_, _, vals) in &def_lists {
+        for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             let n = vals.len() as u8;
             if n == 0 {
-                def_base.push(0);
                 continue;
             }
             let avail = self.allowed & !through & !zone & !def_mask;
@@ -988,7 +1062,7 @@ impl<'a> Assigner<'a> {
             let range = regs::range(base, n).ok_or_else(|| err_regs("result vector past r63"))?;
             evict_for_defs |= range & through;
             def_mask |= range;
-            def_base.push(base);
+            def_base[i] = base;
         }
         // Values to relocate: occupants of target registers (unless moving there themselves),
         // values outliving the instruction inside the clobber zone or the result registers.
@@ -998,7 +1072,7 @@ impl<'a> Assigner<'a> {
                 evict.push(v);
             }
         };
-        for &(v, r) in &targets {
+        for &(v, r) in targets {
             if let Some(w) = self.owner_of(r)
                 && w != v
                 && !movers.contains(&w)
@@ -1018,7 +1092,7 @@ impl<'a> Assigner<'a> {
         let mut copies: SmallVec<[(Reg, Reg); 8]> = SmallVec::new();
         let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
         let mut temps = 0u64;
-        for &(v, r) in &targets {
+        for &(v, r) in targets {
             let l = self.vals[v.index()].loc;
             if l == r {
                 temps |= regs::bit(r);
@@ -1099,7 +1173,7 @@ impl<'a> Assigner<'a> {
             self.blend_call(&m, out);
         }
         // After the instruction.
-        self.free_dying(&uses, pos);
+        self.free_dying(uses, pos);
         self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {
