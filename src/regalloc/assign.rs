@@ -83,7 +83,8 @@ pub struct Assigner<'a> {
     group_start: Vec<u32>,
     group_base: Vec<u8>,
     /// The read vectors of value `v`, as (vector, position), in vector order:
-    /// `member_of[member_start[v]..member_start[v + 1]]`.
+    /// `member_of[member_start[v]..member_start[v + 1]]` (`member_start` is empty when there
+    /// are no vectors).
     member_start: Vec<u32>,
     member_of: Vec<(u32, u8)>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
@@ -176,7 +177,7 @@ impl<'a> Assigner<'a> {
             group_values: Vec::new(),
             group_start: vec![0],
             group_base: Vec::new(),
-            member_start: vec![0; nv + 1],
+            member_start: Vec::new(),
             member_of: Vec::new(),
             entry: vec![None; nb],
             exit: vec![None; nb],
@@ -235,7 +236,12 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
-        // Each value's vectors, grouped by value (counted, then filled in vector order).
+        // Each value's vectors, grouped by value (counted, then filled in vector order). Without
+        // vectors, `member_start` stays empty.
+        if self.group_values.is_empty() {
+            return;
+        }
+        self.member_start = vec![0; s.values.len() + 1];
         for v in &self.group_values {
             self.member_start[v.index() + 1] += 1;
         }
@@ -274,7 +280,10 @@ impl<'a> Assigner<'a> {
 
     /// The read vectors of `v`: indices into `member_of`.
     fn memberships(&self, v: Value) -> std::ops::Range<usize> {
-        self.member_start[v.index()] as usize..self.member_start[v.index() + 1] as usize
+        match self.member_start.get(v.index()..v.index() + 2) {
+            Some(&[start, end]) => start as usize..end as usize,
+            _ => 0..0,
+        }
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -685,7 +694,7 @@ impl<'a> Assigner<'a> {
             return Ok(());
         }
         let through = self.through_mask(pos, read);
-        self.note_demand(pos, inst, read, through);
+        self.note_demand(inst, through);
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -731,19 +740,21 @@ impl<'a> Assigner<'a> {
     /// or 17 for a `BLEND`. Every live value has a register here, so the values live across
     /// are the registers of `through`; measuring it here spares a separate walk of the
     /// program (see `super::allocate_owned`).
-    fn note_demand(&mut self, pos: u32, inst: &Inst, read: &[Value], through: u64) {
-        let s = self.shader;
+    fn note_demand(&mut self, inst: &Inst, through: u64) {
         let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
             17
         } else {
-            let mut dying = 0;
-            for (i, &v) in read.iter().enumerate() {
-                if self.dies_at(v, pos) && !read[..i].contains(&v) {
-                    dying += 1;
+            // The operands that die here are the live registers `through` leaves out (one
+            // register per value).
+            let dying = (self.owned & !self.dead_owned & !through).count_ones();
+            let mut defs = inst.dests.len() as u32;
+            if inst.is_machine() {
+                for (k, st) in inst.mach.info().staging.iter().enumerate() {
+                    if st.write {
+                        defs += inst.staging[k].len() as u32;
+                    }
                 }
             }
-            let mut defs = 0;
-            s.for_each_def(inst, |_| defs += 1);
             u32::max(defs, dying) + super::spill::vector_slack(inst)
         };
         self.max_demand = self.max_demand.max(through.count_ones() + extra);

@@ -21,7 +21,7 @@ pub mod spill;
 
 pub use mach::{MachBlock, MachInst, MachShader, MachTerm, Origin, Reg};
 
-use crate::ir::{Block, Shader};
+use crate::ir::{Block, InstKind, Shader};
 use crate::ir::liveness::Liveness;
 use assign::{AssignError, Assigner};
 use mach::regs;
@@ -82,7 +82,7 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
     // succeeds. The assignment measures the demand as it goes, so it is attempted first: when
     // it succeeds within 32, the separate demand walk is not needed (most shaders).
     let mut attempt_32 = None;
-    if options.allow_32 {
+    if options.allow_32 && !surely_over_32(&prepared.shader, &live) {
         match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options) {
             Ok((mach, measured)) if measured <= 32 => {
                 debug_assert_eq!(
@@ -138,6 +138,15 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
         budget -= 4;
     }
     Err(Error::OutOfRegisters(last_error))
+}
+
+/// Whether the register demand (see `spill`) certainly exceeds 32: the values live out of a
+/// block that has instructions are live after its last one, so its demand is at least their
+/// number. (Spares a doomed 32-register attempt for shaders under high pressure.)
+fn surely_over_32(shader: &Shader, live: &Liveness) -> bool {
+    (0..shader.blocks.len() as u32)
+        .map(Block)
+        .any(|b| live.live_out(b).len() > 32 && shader.block_insts(b).any(|id| shader.inst(id).kind != InstKind::Phi))
 }
 
 /// Assigns registers to `shader` (the prepared shader, possibly with spill code; `live` is its
