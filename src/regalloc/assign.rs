@@ -36,9 +36,10 @@ use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::tables::IMMEDIATES;
 use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 
 const NONE: u8 = u8::MAX;
+const NOT_VISITED: (u32, u32) = (u32::MAX, 0);
 const NO_VALUE: u32 = u32::MAX;
 
 /// Why assignment failed.
@@ -88,7 +89,11 @@ pub struct Assigner<'a> {
     member_start: Vec<u32>,
     member_of: Vec<(u32, u8)>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
-    exit: Vec<Option<Vec<(Value, Reg)>>>,
+    /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
+    /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
+    /// One array for all blocks rather than a vector per block.
+    exit_regs: Vec<(Value, Reg)>,
+    exit_range: Vec<(u32, u32)>,
     out: Vec<Vec<MachInst>>,
     preload: u16,
     /// Registers of temporary copies read by the current instruction.
@@ -122,6 +127,11 @@ struct ValueState {
     phi_of: u32,
 }
 
+impl ValueState {
+    const UNSEEN: ValueState =
+        ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
+}
+
 /// Live out of the current block.
 const LIVE_OUT: u8 = 1;
 /// Read in the current block (as a φ argument excepted).
@@ -130,6 +140,22 @@ const READ: u8 = 2;
 const DEFINED: u8 = 4;
 /// A φ result of the current block that is never read.
 const UNREAD_PHI: u8 = 8;
+
+/// The values of a read vector: a staging list of the shader or the two halves of a pair.
+#[derive(Clone, Copy)]
+enum VectorValues<'s> {
+    List(&'s [Value]),
+    Pair([Value; 2]),
+}
+
+impl VectorValues<'_> {
+    fn as_slice(&self) -> &[Value] {
+        match self {
+            VectorValues::List(values) => values,
+            VectorValues::Pair(pair) => pair,
+        }
+    }
+}
 
 fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
     match op {
@@ -165,10 +191,7 @@ impl<'a> Assigner<'a> {
             shader,
             live,
             allowed,
-            vals: vec![
-                ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
-                nv
-            ],
+            vals: vec![ValueState::UNSEEN; nv],
             owner: [NO_VALUE; 64],
             owned: 0,
             dead_owned: 0,
@@ -180,7 +203,8 @@ impl<'a> Assigner<'a> {
             member_start: Vec::new(),
             member_of: Vec::new(),
             entry: vec![None; nb],
-            exit: vec![None; nb],
+            exit_regs: Vec::new(),
+            exit_range: vec![NOT_VISITED; nb],
             out: vec![Vec::new(); nb],
             preload: 0,
             temps: 0,
@@ -284,6 +308,12 @@ impl<'a> Assigner<'a> {
             Some(&[start, end]) => start as usize..end as usize,
             _ => 0..0,
         }
+    }
+
+    /// Where the live-out values of `b` are at its end, once `b` has been visited.
+    fn exit_of(&self, b: Block) -> Option<&[(Value, Reg)]> {
+        let (start, end) = self.exit_range[b.index()];
+        ((start, end) != NOT_VISITED).then(|| &self.exit_regs[start as usize..end as usize])
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -479,8 +509,8 @@ impl<'a> Assigner<'a> {
             let term = match s.block(b).term {
                 Terminator::Jump(t) => MachTerm::Jump(pos_of[t.index()]),
                 Terminator::Branch { cond, if_zero, taken, fallthrough } => {
-                    let cond = self.exit[b.index()]
-                        .as_ref()
+                    let cond = self
+                        .exit_of(b)
                         .and_then(|e| e.iter().find(|(v, _)| *v == cond).map(|(_, r)| *r))
                         .ok_or_else(|| AssignError::Invalid(format!("branch condition of {b} has no register")))?;
                     MachTerm::Branch {
@@ -537,11 +567,10 @@ impl<'a> Assigner<'a> {
         self.owned = 0;
         self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
-        let processed: SmallVec<[Block; 4]> =
-            preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
+        let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
         let mut entry: Vec<(Value, Reg)> = Vec::new();
         if let Some(&first) = processed.first()
-            && let Some(exit) = &self.exit[first.index()]
+            && let Some(exit) = self.exit_of(first)
         {
             for &(v, r) in exit {
                 if self.live_in(v) {
@@ -560,7 +589,7 @@ impl<'a> Assigner<'a> {
             let avail = self.allowed & !self.owned_mask();
             let mut choice = None;
             for (k, p) in preds.iter().enumerate() {
-                if let Some(exit) = &self.exit[p.index()]
+                if let Some(exit) = self.exit_of(*p)
                     && let Some(&(_, r)) = exit.iter().find(|(v, _)| *v == args[k])
                     && avail & regs::bit(r) != 0
                 {
@@ -604,15 +633,15 @@ impl<'a> Assigner<'a> {
         self.use_buf = uses;
         self.use_start_buf = use_start;
         // Exit state.
-        let mut exit = Vec::new();
+        let start = self.exit_regs.len() as u32;
         for &v in self.live.live_out(b) {
             let r = self.vals[v.index()].loc;
             if r == NONE {
                 return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
             }
-            exit.push((v, r));
+            self.exit_regs.push((v, r));
         }
-        self.exit[b.index()] = Some(exit);
+        self.exit_range[b.index()] = (start, self.exit_regs.len() as u32);
         for succ in s.succs(b) {
             if self.entry[succ.index()].is_some() {
                 self.edge_copies(b, succ)?;
@@ -624,7 +653,9 @@ impl<'a> Assigner<'a> {
     /// The parallel copy on the edge `p → s` (appended to `p`, which has no other successor).
     fn edge_copies(&mut self, p: Block, s_block: Block) -> Result<(), AssignError> {
         let s = self.shader;
-        let exit = self.exit[p.index()].as_deref().unwrap_or_default();
+        let (start, end) = self.exit_range[p.index()];
+        let exit: &[(Value, Reg)] =
+            if (start, end) == NOT_VISITED { &[] } else { &self.exit_regs[start as usize..end as usize] };
         let entry = self.entry[s_block.index()].as_deref().unwrap_or_default();
         let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
         // Register of each value at the end of `p` (the first entry wins), reset below.
@@ -931,21 +962,21 @@ impl<'a> Assigner<'a> {
         // Where each read vector ends up: (staging index or source index + 2, base).
         let mut group_at: SmallVec<[(usize, Reg); 4]> = SmallVec::new();
         // (staging index, its values, the fixed base register if any).
-        type ReadVector = (usize, SmallVec<[Value; 4]>, Option<u8>);
+        type ReadVector<'s> = (usize, VectorValues<'s>, Option<u8>);
         let mut vectors: SmallVec<[ReadVector; 4]> = SmallVec::new();
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
                 continue;
             }
-            let vals = SmallVec::from_slice(s.get(inst.staging[k]));
+            let vals = s.get(inst.staging[k]);
             let fixed = (op == Opcode::BLEND).then_some(0u8);
             if vals.len() >= 2 || fixed.is_some() {
-                vectors.push((k, vals, fixed));
+                vectors.push((k, VectorValues::List(vals), fixed));
             }
         }
         for (k, src) in inst.sources().iter().enumerate() {
             if let Operand::Pair(lo, hi) = src.operand {
-                vectors.push((k + 2, smallvec![lo, hi], None));
+                vectors.push((k + 2, VectorValues::Pair([lo, hi]), None));
             }
         }
         let fixed_def: Option<Reg> = matches!(op, Opcode::ATEST | Opcode::ZS_EMIT).then_some(60);
@@ -956,6 +987,7 @@ impl<'a> Assigner<'a> {
             reserved |= regs::bit(r);
         }
         for (slot, vals, fixed) in &vectors {
+            let vals = vals.as_slice();
             let n = vals.len() as u8;
             let l0 = self.vals[vals[0].index()].loc;
             let in_place = fixed.is_none_or(|f| f == l0)

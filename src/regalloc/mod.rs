@@ -21,8 +21,8 @@ pub mod spill;
 
 pub use mach::{MachBlock, MachInst, MachShader, MachTerm, Origin, Reg};
 
-use crate::ir::{Block, InstKind, Shader};
 use crate::ir::liveness::Liveness;
+use crate::ir::{Block, InstKind, Shader};
 use assign::{AssignError, Assigner};
 use mach::regs;
 
