@@ -761,7 +761,7 @@ impl<'a> Assigner<'a> {
             }
             InstKind::Copy => self.process_copy(b, pos, id, inst, out),
             InstKind::ParallelCopy => self.process_pcopy(b, pos, inst, through, out),
-            InstKind::Machine => self.process_machine(b, pos, id, inst, read, through, out),
+            InstKind::Machine => self.process_machine(b, pos, id, read, through, out),
         }
     }
 
@@ -935,12 +935,12 @@ impl<'a> Assigner<'a> {
         b: Block,
         pos: u32,
         id: InstId,
-        inst: &Inst,
         uses: &[Value],
         through: u64,
         out: &mut Vec<MachInst>,
     ) -> Result<(), AssignError> {
         let s = self.shader;
+        let inst = s.inst(id);
         let info = inst.mach.info();
         let op = inst.mach.opcode;
         let err_regs = |what: &str| AssignError::OutOfRegisters(format!("{what} of {} in {b}", info.name));
