@@ -66,7 +66,7 @@ impl Liveness {
         // successor, or the branch condition). A use inside the block that defines the value
         // (the definition comes first in SSA, or is a φ at the top) is not recorded: it adds
         // nothing to the live sets.
-        let mut raw: Vec<(Value, u32, bool)> = Vec::new();
+        let mut raw: Vec<(Value, u32, bool)> = Vec::with_capacity(shader.insts.len());
         for (b, block) in shader.blocks.iter().enumerate() {
             let b32 = b as u32;
             for id in shader.block_insts(Block(b32)) {
@@ -103,7 +103,7 @@ impl Liveness {
             fill[v.index()] += 1;
         }
         // (block, value) pairs in value order, grouped by block at the end.
-        let mut live_out: Vec<(u32, Value)> = Vec::new();
+        let mut live_out: Vec<(u32, Value)> = Vec::with_capacity(raw.len());
         // stamp_in[b] == v+1: v already in live_in(b); stamp_out likewise.
         let mut stamp_in = vec![0u32; nblocks];
         let mut stamp_out = vec![0u32; nblocks];

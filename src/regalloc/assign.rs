@@ -36,9 +36,10 @@ use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::tables::IMMEDIATES;
 use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 
 const NONE: u8 = u8::MAX;
+const NOT_VISITED: (u32, u32) = (u32::MAX, 0);
 const NO_VALUE: u32 = u32::MAX;
 
 /// Why assignment failed.
@@ -54,32 +55,26 @@ pub enum AssignError {
 pub struct Assigned {
     pub blocks: Vec<MachBlock>,
     pub preload: u16,
+    /// The largest register demand of an instruction of the visited (reachable) blocks, as
+    /// `spill::demand_within` defines it.
+    pub max_demand: u32,
 }
 
 pub struct Assigner<'a> {
     shader: &'a Shader,
     live: &'a Liveness,
     allowed: u64,
-    loc: Vec<u8>,
+    /// Per-value state, indexed by value number.
+    vals: Vec<ValueState>,
     owner: [u32; 64],
     /// Registers whose `owner` is set.
     owned: u64,
     /// Owned registers whose value is already dead: results of φs nobody reads (every other
-    /// value is freed at its last read or never placed), marked by `unread_phi`.
+    /// value is freed at its last read or never placed), marked `UNREAD_PHI`.
     dead_owned: u64,
-    hint: Vec<u8>,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
-    /// Position of the last use (or the definition) of each value in the current block.
-    last_pos: Vec<u32>,
-    pos_stamp: Vec<u32>,
-    out_stamp: Vec<u32>,
-    /// `block_stamp` when the value is read (φ arguments excepted) or defined in the current
-    /// block: with `out_stamp`, they tell whether a value is live into the block.
-    read_stamp: Vec<u32>,
-    def_stamp: Vec<u32>,
-    /// `block_stamp` for the φ results of the current block that are never read.
-    unread_phi: Vec<u32>,
+    /// Number of the current block in visiting order (from 1): `ValueState::block`.
     block_stamp: u32,
     /// Read vectors each value belongs to (group index, position).
     /// (Flat arrays rather than a vector per value or group: most values are in none.)
@@ -89,22 +84,77 @@ pub struct Assigner<'a> {
     group_start: Vec<u32>,
     group_base: Vec<u8>,
     /// The read vectors of value `v`, as (vector, position), in vector order:
-    /// `member_of[member_start[v]..member_start[v + 1]]`.
+    /// `member_of[member_start[v]..member_start[v + 1]]` (`member_start` is empty when there
+    /// are no vectors).
     member_start: Vec<u32>,
     member_of: Vec<(u32, u8)>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
-    exit: Vec<Option<Vec<(Value, Reg)>>>,
+    /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
+    /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
+    /// One array for all blocks rather than a vector per block.
+    exit_regs: Vec<(Value, Reg)>,
+    exit_range: Vec<(u32, u32)>,
     out: Vec<Vec<MachInst>>,
-    /// The block whose φ defines each value (u32::MAX: not a φ).
-    phi_of: Vec<u32>,
     preload: u16,
     /// Registers of temporary copies read by the current instruction.
     temps: u64,
-    /// Scratch: the instructions of the current block.
+    /// See [`Assigned::max_demand`].
+    max_demand: u32,
+    /// Scratch: the instructions of the current block, and what they read (see
+    /// `process_block`).
     block_buf: Vec<InstId>,
-    /// Scratch for `edge_copies`: each value's register at the end of a block (`NONE` between
-    /// calls).
-    exit_reg: Vec<u8>,
+    use_buf: Vec<Value>,
+    use_start_buf: Vec<u32>,
+}
+
+/// What the allocator knows about one value. One array of these rather than an array per
+/// field: the fields of a value are read together (a cache line, a bounds check).
+#[derive(Clone, Copy)]
+struct ValueState {
+    /// Current register (`NONE`: none).
+    loc: u8,
+    /// Preferred register (`NONE`: none).
+    hint: u8,
+    /// Scratch for `edge_copies`: the register at the end of a block (`NONE` between calls).
+    exit_reg: u8,
+    /// `LIVE_OUT`, `READ`, `DEFINED`, `UNREAD_PHI` about block number `block` (stale, i.e.
+    /// all clear, for any other block).
+    flags: u8,
+    block: u32,
+    /// Position of the last use (or the definition) in block `block`, when `READ` or `DEFINED`.
+    last_pos: u32,
+    /// The block whose φ defines the value (u32::MAX: not a φ).
+    phi_of: u32,
+}
+
+impl ValueState {
+    const UNSEEN: ValueState =
+        ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
+}
+
+/// Live out of the current block.
+const LIVE_OUT: u8 = 1;
+/// Read in the current block (as a φ argument excepted).
+const READ: u8 = 2;
+/// Defined in the current block.
+const DEFINED: u8 = 4;
+/// A φ result of the current block that is never read.
+const UNREAD_PHI: u8 = 8;
+
+/// The values of a read vector: a staging list of the shader or the two halves of a pair.
+#[derive(Clone, Copy)]
+enum VectorValues<'s> {
+    List(&'s [Value]),
+    Pair([Value; 2]),
+}
+
+impl VectorValues<'_> {
+    fn as_slice(&self) -> &[Value] {
+        match self {
+            VectorValues::List(values) => values,
+            VectorValues::Pair(pair) => pair,
+        }
+    }
 }
 
 fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
@@ -141,32 +191,27 @@ impl<'a> Assigner<'a> {
             shader,
             live,
             allowed,
-            loc: vec![NONE; nv],
+            vals: vec![ValueState::UNSEEN; nv],
             owner: [NO_VALUE; 64],
             owned: 0,
             dead_owned: 0,
-            hint: vec![NONE; nv],
             hint_mask: 0,
-            last_pos: vec![0; nv],
-            pos_stamp: vec![0; nv],
-            out_stamp: vec![0; nv],
-            read_stamp: vec![0; nv],
-            def_stamp: vec![0; nv],
-            unread_phi: vec![0; nv],
             block_stamp: 0,
             group_values: Vec::new(),
             group_start: vec![0],
             group_base: Vec::new(),
-            member_start: vec![0; nv + 1],
+            member_start: Vec::new(),
             member_of: Vec::new(),
             entry: vec![None; nb],
-            exit: vec![None; nb],
+            exit_regs: Vec::new(),
+            exit_range: vec![NOT_VISITED; nb],
             out: vec![Vec::new(); nb],
-            phi_of: vec![u32::MAX; nv],
             preload: 0,
             temps: 0,
+            max_demand: 0,
             block_buf: Vec::new(),
-            exit_reg: vec![NONE; nv],
+            use_buf: Vec::new(),
+            use_start_buf: Vec::new(),
         };
         a.collect_groups();
         a
@@ -184,7 +229,7 @@ impl<'a> Assigner<'a> {
                 match inst.kind {
                     InstKind::Phi => {
                         for v in s.get(inst.dests) {
-                            self.phi_of[v.index()] = bi as u32;
+                            self.vals[v.index()].phi_of = bi as u32;
                         }
                     }
                     InstKind::Machine => {
@@ -206,16 +251,21 @@ impl<'a> Assigner<'a> {
                         }
                         if let Some((k, r)) = fixed_read(op)
                             && let Operand::Value(v) = inst.srcs[k].operand
-                            && self.hint[v.index()] == NONE
+                            && self.vals[v.index()].hint == NONE
                         {
-                            self.hint[v.index()] = r;
+                            self.vals[v.index()].hint = r;
                         }
                     }
                     _ => {}
                 }
             }
         }
-        // Each value's vectors, grouped by value (counted, then filled in vector order).
+        // Each value's vectors, grouped by value (counted, then filled in vector order). Without
+        // vectors, `member_start` stays empty.
+        if self.group_values.is_empty() {
+            return;
+        }
+        self.member_start = vec![0; s.values.len() + 1];
         for v in &self.group_values {
             self.member_start[v.index() + 1] += 1;
         }
@@ -236,9 +286,9 @@ impl<'a> Assigner<'a> {
     fn add_group(&mut self, values: &[Value], fixed: Option<u8>) {
         for (i, v) in values.iter().enumerate() {
             if let Some(base) = fixed
-                && self.hint[v.index()] == NONE
+                && self.vals[v.index()].hint == NONE
             {
-                self.hint[v.index()] = base + i as u8;
+                self.vals[v.index()].hint = base + i as u8;
                 self.hint_mask |= regs::bit(base + i as u8);
             }
         }
@@ -254,7 +304,16 @@ impl<'a> Assigner<'a> {
 
     /// The read vectors of `v`: indices into `member_of`.
     fn memberships(&self, v: Value) -> std::ops::Range<usize> {
-        self.member_start[v.index()] as usize..self.member_start[v.index() + 1] as usize
+        match self.member_start.get(v.index()..v.index() + 2) {
+            Some(&[start, end]) => start as usize..end as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// Where the live-out values of `b` are at its end, once `b` has been visited.
+    fn exit_of(&self, b: Block) -> Option<&[(Value, Reg)]> {
+        let (start, end) = self.exit_range[b.index()];
+        ((start, end) != NOT_VISITED).then(|| &self.exit_regs[start as usize..end as usize])
     }
 
     fn owner_of(&self, r: Reg) -> Option<Value> {
@@ -262,28 +321,44 @@ impl<'a> Assigner<'a> {
         (o != NO_VALUE).then_some(Value(o))
     }
 
-    fn live_out(&self, v: Value) -> bool {
-        self.out_stamp[v.index()] == self.block_stamp
+    /// The flags of `v` about the current block.
+    fn flags(&self, v: Value) -> u8 {
+        let st = &self.vals[v.index()];
+        if st.block == self.block_stamp { st.flags } else { 0 }
+    }
+
+    /// Sets `flag` on `v` for the current block.
+    fn mark(&mut self, v: Value, flag: u8) {
+        let stamp = self.block_stamp;
+        let st = &mut self.vals[v.index()];
+        if st.block != stamp {
+            st.block = stamp;
+            st.flags = 0;
+        }
+        st.flags |= flag;
     }
 
     /// Whether `v` is live into the current block: read in it or live out of it, and not
     /// defined in it (see `ir::liveness`).
     fn live_in(&self, v: Value) -> bool {
-        let i = v.index();
-        (self.out_stamp[i] == self.block_stamp || self.read_stamp[i] == self.block_stamp)
-            && self.def_stamp[i] != self.block_stamp
+        let f = self.flags(v);
+        f & (LIVE_OUT | READ) != 0 && f & DEFINED == 0
     }
 
     /// Whether `v` is dead after the instruction at position `pos` of the current block.
     fn dies_at(&self, v: Value, pos: u32) -> bool {
-        !self.live_out(v) && self.pos_stamp[v.index()] == self.block_stamp && self.last_pos[v.index()] <= pos
+        let st = &self.vals[v.index()];
+        st.block == self.block_stamp
+            && st.flags & LIVE_OUT == 0
+            && st.flags & (READ | DEFINED) != 0
+            && st.last_pos <= pos
     }
 
     fn set(&mut self, v: Value, r: Reg) {
-        self.loc[v.index()] = r;
+        self.vals[v.index()].loc = r;
         self.owner[r as usize] = v.0;
         self.owned |= regs::bit(r);
-        if self.unread_phi[v.index()] == self.block_stamp {
+        if self.flags(v) & UNREAD_PHI != 0 {
             self.dead_owned |= regs::bit(r);
         } else {
             self.dead_owned &= !regs::bit(r);
@@ -291,13 +366,13 @@ impl<'a> Assigner<'a> {
     }
 
     fn clear(&mut self, v: Value) {
-        let r = self.loc[v.index()];
+        let r = self.vals[v.index()].loc;
         if r != NONE && self.owner[r as usize] == v.0 {
             self.owner[r as usize] = NO_VALUE;
             self.owned &= !regs::bit(r);
             self.dead_owned &= !regs::bit(r);
         }
-        self.loc[v.index()] = NONE;
+        self.vals[v.index()].loc = NONE;
     }
 
     fn owned_mask(&self) -> u64 {
@@ -311,7 +386,7 @@ impl<'a> Assigner<'a> {
     fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
         let mut m = self.owned & !self.dead_owned;
         for &v in read {
-            let r = self.loc[v.index()];
+            let r = self.vals[v.index()].loc;
             if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
                 m &= !regs::bit(r);
             }
@@ -344,7 +419,7 @@ impl<'a> Assigner<'a> {
 
     /// A register for a new definition of `v` from `avail`, following hints.
     fn pick_single(&self, v: Value, avail: u64) -> Option<Reg> {
-        let h = self.hint[v.index()];
+        let h = self.vals[v.index()].hint;
         if h != NONE && avail & regs::bit(h) != 0 {
             return Some(h);
         }
@@ -411,8 +486,8 @@ impl<'a> Assigner<'a> {
             self.group_base[g] = base;
             for j in 0..n as usize {
                 let w = self.group(g)[j];
-                if self.hint[w.index()] == NONE && self.loc[w.index()] == NONE {
-                    self.hint[w.index()] = base + j as u8;
+                if self.vals[w.index()].hint == NONE && self.vals[w.index()].loc == NONE {
+                    self.vals[w.index()].hint = base + j as u8;
                     self.hint_mask |= regs::bit(base + j as u8);
                 }
             }
@@ -434,8 +509,8 @@ impl<'a> Assigner<'a> {
             let term = match s.block(b).term {
                 Terminator::Jump(t) => MachTerm::Jump(pos_of[t.index()]),
                 Terminator::Branch { cond, if_zero, taken, fallthrough } => {
-                    let cond = self.exit[b.index()]
-                        .as_ref()
+                    let cond = self
+                        .exit_of(b)
                         .and_then(|e| e.iter().find(|(v, _)| *v == cond).map(|(_, r)| *r))
                         .ok_or_else(|| AssignError::Invalid(format!("branch condition of {b} has no register")))?;
                     MachTerm::Branch {
@@ -453,44 +528,49 @@ impl<'a> Assigner<'a> {
             mb.ir_block = Some(b.0);
             blocks.push(mb);
         }
-        Ok(Assigned { blocks, preload: self.preload })
+        Ok(Assigned { blocks, preload: self.preload, max_demand: self.max_demand })
     }
 
     fn process_block(&mut self, b: Block) -> Result<(), AssignError> {
         let s = self.shader;
         self.block_stamp += 1;
-        let stamp = self.block_stamp;
         for &v in self.live.live_out(b) {
-            self.out_stamp[v.index()] = stamp;
+            self.mark(v, LIVE_OUT);
         }
         let mut insts = std::mem::take(&mut self.block_buf);
         insts.clear();
         insts.extend(s.block_insts(b));
+        // The values each instruction reads, kept for `process_machine`: instruction `pos`
+        // reads `uses[use_start[pos]..use_start[pos + 1]]`.
+        let mut uses = std::mem::take(&mut self.use_buf);
+        let mut use_start = std::mem::take(&mut self.use_start_buf);
+        uses.clear();
+        use_start.clear();
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
+            use_start.push(uses.len() as u32);
             if inst.kind != InstKind::Phi {
                 s.for_each_use(inst, |v| {
-                    self.pos_stamp[v.index()] = stamp;
-                    self.last_pos[v.index()] = pos as u32;
-                    self.read_stamp[v.index()] = stamp;
+                    self.mark(v, READ);
+                    self.vals[v.index()].last_pos = pos as u32;
+                    uses.push(v);
                 });
             }
             s.for_each_def(inst, |v| {
-                self.pos_stamp[v.index()] = stamp;
-                self.last_pos[v.index()] = pos as u32;
-                self.def_stamp[v.index()] = stamp;
+                self.mark(v, DEFINED);
+                self.vals[v.index()].last_pos = pos as u32;
             });
         }
+        use_start.push(uses.len() as u32);
         // Entry state.
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
         self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
-        let processed: SmallVec<[Block; 4]> =
-            preds.iter().copied().filter(|p| self.exit[p.index()].is_some()).collect();
+        let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
         let mut entry: Vec<(Value, Reg)> = Vec::new();
         if let Some(&first) = processed.first()
-            && let Some(exit) = &self.exit[first.index()]
+            && let Some(exit) = self.exit_of(first)
         {
             for &(v, r) in exit {
                 if self.live_in(v) {
@@ -509,7 +589,7 @@ impl<'a> Assigner<'a> {
             let avail = self.allowed & !self.owned_mask();
             let mut choice = None;
             for (k, p) in preds.iter().enumerate() {
-                if let Some(exit) = &self.exit[p.index()]
+                if let Some(exit) = self.exit_of(*p)
                     && let Some(&(_, r)) = exit.iter().find(|(v, _)| *v == args[k])
                     && avail & regs::bit(r) != 0
                 {
@@ -524,14 +604,14 @@ impl<'a> Assigner<'a> {
                     .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for the φ {d} in {b}")))?,
             };
             if self.dies_at(d, pos as u32) {
-                self.unread_phi[d.index()] = self.block_stamp;
+                self.mark(d, UNREAD_PHI);
             }
             self.set(d, r);
             self.note_def(d, r);
             entry.push((d, r));
             for &a in args {
-                if self.loc[a.index()] == NONE && self.hint[a.index()] == NONE {
-                    self.hint[a.index()] = r;
+                if self.vals[a.index()].loc == NONE && self.vals[a.index()].hint == NONE {
+                    self.vals[a.index()].hint = r;
                 }
             }
         }
@@ -545,20 +625,23 @@ impl<'a> Assigner<'a> {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
             }
-            self.process_inst(b, pos as u32, id, &mut out)?;
+            let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
+            self.process_inst(b, pos as u32, id, read, &mut out)?;
         }
         self.out[b.index()] = out;
         self.block_buf = insts;
+        self.use_buf = uses;
+        self.use_start_buf = use_start;
         // Exit state.
-        let mut exit = Vec::new();
+        let start = self.exit_regs.len() as u32;
         for &v in self.live.live_out(b) {
-            let r = self.loc[v.index()];
+            let r = self.vals[v.index()].loc;
             if r == NONE {
                 return Err(AssignError::Invalid(format!("{v} is live out of {b} but has no register")));
             }
-            exit.push((v, r));
+            self.exit_regs.push((v, r));
         }
-        self.exit[b.index()] = Some(exit);
+        self.exit_range[b.index()] = (start, self.exit_regs.len() as u32);
         for succ in s.succs(b) {
             if self.entry[succ.index()].is_some() {
                 self.edge_copies(b, succ)?;
@@ -570,13 +653,15 @@ impl<'a> Assigner<'a> {
     /// The parallel copy on the edge `p → s` (appended to `p`, which has no other successor).
     fn edge_copies(&mut self, p: Block, s_block: Block) -> Result<(), AssignError> {
         let s = self.shader;
-        let exit = self.exit[p.index()].as_deref().unwrap_or_default();
+        let (start, end) = self.exit_range[p.index()];
+        let exit: &[(Value, Reg)] =
+            if (start, end) == NOT_VISITED { &[] } else { &self.exit_regs[start as usize..end as usize] };
         let entry = self.entry[s_block.index()].as_deref().unwrap_or_default();
         let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
         // Register of each value at the end of `p` (the first entry wins), reset below.
-        let exit_reg = &mut self.exit_reg;
+        let vals = &mut self.vals;
         for &(w, r) in exit.iter().rev() {
-            exit_reg[w.index()] = r;
+            vals[w.index()].exit_reg = r;
         }
         let mut copies: SmallVec<[(Reg, Reg); 16]> = SmallVec::new();
         let mut used = 0u64;
@@ -586,7 +671,7 @@ impl<'a> Assigner<'a> {
         let mut result = Ok(());
         for &(v, r) in entry {
             used |= regs::bit(r);
-            let src_value = if self.phi_of[v.index()] == s_block.0 {
+            let src_value = if vals[v.index()].phi_of == s_block.0 {
                 let Some(def) = s.values[v.index()].def else {
                     result = Err(AssignError::Invalid(format!("{v} has no definition")));
                     break;
@@ -599,7 +684,7 @@ impl<'a> Assigner<'a> {
             } else {
                 v
             };
-            let src = exit_reg[src_value.index()];
+            let src = vals[src_value.index()].exit_reg;
             if src == NONE {
                 result = Err(AssignError::Invalid(format!("{src_value} is not available at the end of {p}")));
                 break;
@@ -609,7 +694,7 @@ impl<'a> Assigner<'a> {
             }
         }
         for &(w, _) in exit {
-            exit_reg[w.index()] = NONE;
+            vals[w.index()].exit_reg = NONE;
         }
         result?;
         if copies.is_empty() {
@@ -624,9 +709,23 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
-    fn process_inst(&mut self, b: Block, pos: u32, id: InstId, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    /// Assigns the instruction `id` at position `pos` of block `b`, which reads `read` (its
+    /// operands as `Shader::for_each_use` lists them).
+    fn process_inst(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        read: &[Value],
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
-        let inst = *s.inst(id);
+        let inst = s.inst(id);
+        if inst.kind == InstKind::Phi {
+            return Ok(());
+        }
+        let through = self.through_mask(pos, read);
+        self.note_demand(inst, through);
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -660,10 +759,36 @@ impl<'a> Assigner<'a> {
                 self.note_def(d, r);
                 Ok(())
             }
-            InstKind::Copy => self.process_copy(b, pos, id, &inst, out),
-            InstKind::ParallelCopy => self.process_pcopy(b, pos, &inst, out),
-            InstKind::Machine => self.process_machine(b, pos, id, &inst, out),
+            InstKind::Copy => self.process_copy(b, pos, id, inst, out),
+            InstKind::ParallelCopy => self.process_pcopy(b, pos, inst, through, out),
+            InstKind::Machine => self.process_machine(b, pos, id, read, through, out),
         }
+    }
+
+    /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
+    /// holds the values that outlive it), defined as in `spill`: the values live across it
+    /// plus the larger of its results and its operands that die there, plus alignment slack,
+    /// or 17 for a `BLEND`. Every live value has a register here, so the values live across
+    /// are the registers of `through`; measuring it here spares a separate walk of the
+    /// program (see `super::allocate_owned`).
+    fn note_demand(&mut self, inst: &Inst, through: u64) {
+        let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
+            17
+        } else {
+            // The operands that die here are the live registers `through` leaves out (one
+            // register per value).
+            let dying = (self.owned & !self.dead_owned & !through).count_ones();
+            let mut defs = inst.dests.len() as u32;
+            if inst.is_machine() {
+                for (k, st) in inst.mach.info().staging.iter().enumerate() {
+                    if st.write {
+                        defs += inst.staging[k].len() as u32;
+                    }
+                }
+            }
+            u32::max(defs, dying) + super::spill::vector_slack(inst)
+        };
+        self.max_demand = self.max_demand.max(through.count_ones() + extra);
     }
 
     fn process_copy(
@@ -678,7 +803,7 @@ impl<'a> Assigner<'a> {
         let d = s.get(inst.dests)[0];
         let operand = inst.srcs[0].operand;
         if let Operand::Value(v) = operand {
-            let l = self.loc[v.index()];
+            let l = self.vals[v.index()].loc;
             if l == NONE {
                 return Err(AssignError::Invalid(format!("{v} is used before it has a register")));
             }
@@ -704,7 +829,7 @@ impl<'a> Assigner<'a> {
             .pick_single(d, avail)
             .ok_or_else(|| AssignError::OutOfRegisters(format!("no register for {d} in {b}")))?;
         let mut instr = match operand {
-            Operand::Value(v) => parcopy::mov(r, self.loc[v.index()]),
+            Operand::Value(v) => parcopy::mov(r, self.vals[v.index()].loc),
             Operand::Const(c) => match immediate_index(c) {
                 Some(i) => {
                     let mut m = Instr::new(Opcode::MOV_I32);
@@ -747,16 +872,23 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    fn process_pcopy(&mut self, b: Block, pos: u32, inst: &Inst, out: &mut Vec<MachInst>) -> Result<(), AssignError> {
+    /// A parallel copy; `through` holds the values that outlive it.
+    fn process_pcopy(
+        &mut self,
+        b: Block,
+        pos: u32,
+        inst: &Inst,
+        through: u64,
+        out: &mut Vec<MachInst>,
+    ) -> Result<(), AssignError> {
         let s = self.shader;
         let dests = s.get(inst.dests);
         let args = s.get(inst.args);
-        let through = self.through_mask(pos, args);
         let mut taken = 0u64;
         let mut plan: Vec<(Value, Reg, Option<Reg>)> = Vec::new(); // (dest, reg, copy from)
         let mut moves = Vec::new();
         for (i, (&d, &a)) in dests.iter().zip(args).enumerate() {
-            let l = self.loc[a.index()];
+            let l = self.vals[a.index()].loc;
             if l == NONE {
                 return Err(AssignError::Invalid(format!("{a} is used before it has a register")));
             }
@@ -803,18 +935,19 @@ impl<'a> Assigner<'a> {
         b: Block,
         pos: u32,
         id: InstId,
-        inst: &Inst,
+        uses: &[Value],
+        through: u64,
         out: &mut Vec<MachInst>,
     ) -> Result<(), AssignError> {
         let s = self.shader;
+        let inst = s.inst(id);
         let info = inst.mach.info();
         let op = inst.mach.opcode;
         let err_regs = |what: &str| AssignError::OutOfRegisters(format!("{what} of {} in {b}", info.name));
-        // Uses of each value in this instruction (to tell moves from copies).
-        let mut uses: SmallVec<[Value; 8]> = SmallVec::new();
-        s.for_each_use(inst, |v| uses.push(v));
-        for &v in &uses {
-            if self.loc[v.index()] == NONE {
+        // (Small vectors are read through slices once built: each access to a `SmallVec` tests
+        // where its items are.)
+        for &v in uses {
+            if self.vals[v.index()].loc == NONE {
                 return Err(AssignError::Invalid(format!(
                     "{v} is read by {} in {b} before it has a register",
                     info.name
@@ -829,21 +962,21 @@ impl<'a> Assigner<'a> {
         // Where each read vector ends up: (staging index or source index + 2, base).
         let mut group_at: SmallVec<[(usize, Reg); 4]> = SmallVec::new();
         // (staging index, its values, the fixed base register if any).
-        type ReadVector = (usize, SmallVec<[Value; 4]>, Option<u8>);
+        type ReadVector<'s> = (usize, VectorValues<'s>, Option<u8>);
         let mut vectors: SmallVec<[ReadVector; 4]> = SmallVec::new();
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
                 continue;
             }
-            let vals = SmallVec::from_slice(s.get(inst.staging[k]));
+            let vals = s.get(inst.staging[k]);
             let fixed = (op == Opcode::BLEND).then_some(0u8);
             if vals.len() >= 2 || fixed.is_some() {
-                vectors.push((k, vals, fixed));
+                vectors.push((k, VectorValues::List(vals), fixed));
             }
         }
         for (k, src) in inst.sources().iter().enumerate() {
             if let Operand::Pair(lo, hi) = src.operand {
-                vectors.push((k + 2, smallvec![lo, hi], None));
+                vectors.push((k + 2, VectorValues::Pair([lo, hi]), None));
             }
         }
         let fixed_def: Option<Reg> = matches!(op, Opcode::ATEST | Opcode::ZS_EMIT).then_some(60);
@@ -853,13 +986,13 @@ impl<'a> Assigner<'a> {
         {
             reserved |= regs::bit(r);
         }
-        let through = self.through_mask(pos, &uses);
         for (slot, vals, fixed) in &vectors {
+            let vals = vals.as_slice();
             let n = vals.len() as u8;
-            let l0 = self.loc[vals[0].index()];
+            let l0 = self.vals[vals[0].index()].loc;
             let in_place = fixed.is_none_or(|f| f == l0)
                 && l0 % 2 == 0
-                && vals.iter().enumerate().all(|(i, v)| self.loc[v.index()] == l0.wrapping_add(i as u8))
+                && vals.iter().enumerate().all(|(i, v)| self.vals[v.index()].loc == l0.wrapping_add(i as u8))
                 && regs::range(l0, n).is_some_and(|m| m & target_mask == 0);
             let base = if in_place {
                 l0
@@ -874,7 +1007,7 @@ impl<'a> Assigner<'a> {
                         let mut score = 0i32;
                         for i in 0..n {
                             let r = base + i;
-                            if self.loc[vals[i as usize].index()] == r {
+                            if self.vals[vals[i as usize].index()].loc == r {
                                 score += 4;
                             } else if let Some(w) = self.owner_of(r) {
                                 score -= if through & regs::bit(r) != 0 { 2 } else { 1 };
@@ -891,7 +1024,7 @@ impl<'a> Assigner<'a> {
             };
             for (i, &v) in vals.iter().enumerate() {
                 let r = base + i as u8;
-                if self.loc[v.index()] != r || in_place && fixed.is_some() {
+                if self.vals[v.index()].loc != r || in_place && fixed.is_some() {
                     targets.push((v, r));
                 }
             }
@@ -906,36 +1039,42 @@ impl<'a> Assigner<'a> {
             if target_mask & regs::bit(r) != 0 {
                 return Err(AssignError::Invalid(format!("{}: fixed operand r{r} overlaps a vector", info.name)));
             }
-            if self.loc[v.index()] != r {
+            if self.vals[v.index()].loc != r {
                 targets.push((v, r));
             }
             target_mask |= regs::bit(r);
             fixed_src = Some((k, r));
         }
+        let targets: &[(Value, Reg)] = &targets;
         // Values that move into their target (they die here and are read once).
-        let movers: SmallVec<[Value; 8]> = targets
+        let movers_buf: SmallVec<[Value; 8]> = targets
             .iter()
-            .filter(|(v, r)| self.loc[v.index()] != *r && self.dies_at(*v, pos) && count(*v) == 1)
+            .filter(|(v, r)| self.vals[v.index()].loc != *r && self.dies_at(*v, pos) && count(*v) == 1)
             .map(|(v, _)| *v)
             .collect();
-        // Definitions.
-        let mut def_lists: SmallVec<[(bool, usize, &[Value]); 3]> = SmallVec::new(); // (is staging, index, values)
+        let movers: &[Value] = &movers_buf;
+        // Definitions: (is staging, index, values); the destination and at most two staging
+        // operands.
+        let mut def_array: [(bool, usize, &[Value]); 3] = [(false, 0, &[]); 3];
+        let mut n_defs = 0;
         let dests = s.get(inst.dests);
         if !dests.is_empty() {
-            def_lists.push((false, 0, dests));
+            def_array[0] = (false, 0, dests);
+            n_defs = 1;
         }
         for (k, st) in info.staging.iter().enumerate() {
             if st.write {
-                def_lists.push((true, k, s.get(inst.staging[k])));
+                def_array[n_defs] = (true, k, s.get(inst.staging[k]));
+                n_defs += 1;
             }
         }
+        let def_lists = &def_array[..n_defs];
         let mut def_mask = 0u64;
-        let mut def_base: SmallVec<[Reg; 3]> = SmallVec::new();
+        let mut def_base: [Reg; 3] = [0; 3];
         let mut evict_for_defs = 0u64;
-        for (_, _, vals) in &def_lists {
+        for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             let n = vals.len() as u8;
             if n == 0 {
-                def_base.push(0);
                 continue;
             }
             let avail = self.allowed & !through & !zone & !def_mask;
@@ -950,7 +1089,7 @@ impl<'a> Assigner<'a> {
                 }
             } else {
                 // Prefer the hinted base of the first value when the range is free.
-                let h = self.hint[vals[0].index()];
+                let h = self.vals[vals[0].index()].hint;
                 let hinted = (h != NONE && h % 2 == 0)
                     .then(|| regs::range(h, n))
                     .flatten()
@@ -966,7 +1105,7 @@ impl<'a> Assigner<'a> {
             let range = regs::range(base, n).ok_or_else(|| err_regs("result vector past r63"))?;
             evict_for_defs |= range & through;
             def_mask |= range;
-            def_base.push(base);
+            def_base[i] = base;
         }
         // Values to relocate: occupants of target registers (unless moving there themselves),
         // values outliving the instruction inside the clobber zone or the result registers.
@@ -976,7 +1115,7 @@ impl<'a> Assigner<'a> {
                 evict.push(v);
             }
         };
-        for &(v, r) in &targets {
+        for &(v, r) in targets {
             if let Some(w) = self.owner_of(r)
                 && w != v
                 && !movers.contains(&w)
@@ -996,8 +1135,8 @@ impl<'a> Assigner<'a> {
         let mut copies: SmallVec<[(Reg, Reg); 8]> = SmallVec::new();
         let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
         let mut temps = 0u64;
-        for &(v, r) in &targets {
-            let l = self.loc[v.index()];
+        for &(v, r) in targets {
+            let l = self.vals[v.index()].loc;
             if l == r {
                 temps |= regs::bit(r);
                 continue;
@@ -1012,7 +1151,7 @@ impl<'a> Assigner<'a> {
         let mut chosen = 0u64;
         let owned = self.owned_mask();
         for &w in &evict {
-            let l = self.loc[w.index()];
+            let l = self.vals[w.index()].loc;
             let avail = self.allowed & !owned & !target_mask & !zone & !def_mask & !chosen;
             let r = self.pick_single(w, avail).ok_or_else(|| err_regs("no register to move a live value to"))?;
             chosen |= regs::bit(r);
@@ -1040,7 +1179,7 @@ impl<'a> Assigner<'a> {
             let base = match src.operand {
                 Operand::Value(v) => match fixed_src {
                     Some((fk, r)) if fk == k => Base::Register(r),
-                    _ => Base::Register(self.loc[v.index()]),
+                    _ => Base::Register(self.vals[v.index()].loc),
                 },
                 Operand::Pair(..) => {
                     let base = group_at.iter().find(|(slot, _)| *slot == k + 2).map(|g| g.1).unwrap_or(0);
@@ -1059,7 +1198,7 @@ impl<'a> Assigner<'a> {
             let base = if let Some(g) = group_at.iter().find(|(slot, _)| *slot == k) {
                 g.1
             } else if n == 1 {
-                self.loc[s.get(inst.staging[k])[0].index()]
+                self.vals[s.get(inst.staging[k])[0].index()].loc
             } else {
                 0
             };
@@ -1077,7 +1216,7 @@ impl<'a> Assigner<'a> {
             self.blend_call(&m, out);
         }
         // After the instruction.
-        self.free_dying(&uses, pos);
+        self.free_dying(uses, pos);
         self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {

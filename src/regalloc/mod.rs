@@ -21,8 +21,8 @@ pub mod spill;
 
 pub use mach::{MachBlock, MachInst, MachShader, MachTerm, Origin, Reg};
 
-use crate::ir::Shader;
 use crate::ir::liveness::Liveness;
+use crate::ir::{Block, InstKind, Shader};
 use assign::{AssignError, Assigner};
 use mach::regs;
 
@@ -77,6 +77,24 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
     // The prepared shader is allocated as it is unless it needs spilling: its liveness serves
     // the demand and those attempts, and it is moved (not copied) into the result.
     let live = Liveness::compute(&prepared.shader);
+    let no_spill = spill::SpillInfo::default();
+    // The 32-register mode is used when the demand fits 32 registers and the assignment
+    // succeeds. The assignment measures the demand as it goes, so it is attempted first: when
+    // it succeeds within 32, the separate demand walk is not needed (most shaders).
+    let mut attempt_32 = None;
+    if options.allow_32 && !surely_over_32(&prepared.shader, &live) {
+        match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options) {
+            Ok((mach, measured)) if measured <= 32 => {
+                debug_assert_eq!(
+                    spill::demand_within(&prepared.shader, &live, 64),
+                    spill::Demand::Fits(measured),
+                    "the demand measured by the assignment"
+                );
+                return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill });
+            }
+            attempt => attempt_32 = Some(attempt),
+        }
+    }
     // The demand matters up to the full register file; beyond it, the walk that measured it
     // has chosen the first values to spill.
     let (demand, mut first_victims) = match spill::demand_within(&prepared.shader, &live, 64) {
@@ -84,10 +102,14 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
         spill::Demand::Exceeds(victims) => (u32::MAX, Some(victims)),
     };
     let mut last_error = String::new();
-    let no_spill = spill::SpillInfo::default();
     if options.allow_32 && demand <= 32 {
-        match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options) {
-            Ok(mach) => return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill }),
+        // Here the attempt above failed (a successful one measured this same demand).
+        let attempt = match attempt_32 {
+            Some(Err(e)) => Err(e),
+            _ => try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options),
+        };
+        match attempt {
+            Ok((mach, _)) => return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill }),
             Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
             Err(AssignError::OutOfRegisters(e)) => last_error = e,
         }
@@ -101,10 +123,10 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
             let first = if budget == 64 { first_victims.take() } else { None };
             let spilled = spill::spill(&mut shader, budget, &mut info, &live, first).map_err(Error::OutOfRegisters)?;
             try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options)
-                .map(|mach| Allocation { mach, shader, spill: info })
+                .map(|(mach, _)| Allocation { mach, shader, spill: info })
         } else {
             match try_assign(&prepared, &prepared.shader, &live, regs::ALL, &info, options) {
-                Ok(mach) => return Ok(Allocation { mach, shader: prepared.shader, spill: info }),
+                Ok((mach, _)) => return Ok(Allocation { mach, shader: prepared.shader, spill: info }),
                 Err(e) => Err(e),
             }
         };
@@ -118,8 +140,17 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
     Err(Error::OutOfRegisters(last_error))
 }
 
+/// Whether the register demand (see `spill`) certainly exceeds 32: the values live out of a
+/// block that has instructions are live after its last one, so its demand is at least their
+/// number. (Spares a doomed 32-register attempt for shaders under high pressure.)
+fn surely_over_32(shader: &Shader, live: &Liveness) -> bool {
+    (0..shader.blocks.len() as u32)
+        .map(Block)
+        .any(|b| live.live_out(b).len() > 32 && shader.block_insts(b).any(|id| shader.inst(id).kind != InstKind::Phi))
+}
+
 /// Assigns registers to `shader` (the prepared shader, possibly with spill code; `live` is its
-/// liveness).
+/// liveness). Also returns the largest register demand (see `spill`) of an instruction.
 fn try_assign(
     prepared: &prepare::Prepared,
     shader: &Shader,
@@ -127,9 +158,15 @@ fn try_assign(
     allowed: u64,
     spill: &spill::SpillInfo,
     options: &Options,
-) -> Result<MachShader, AssignError> {
+) -> Result<(MachShader, u32), AssignError> {
     let dom = crate::ir::dom::DomTree::compute(shader);
     let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, &dom)?;
+    // The assignment measured the blocks it visited.
+    let unvisited: Vec<Block> = (0..shader.blocks.len() as u32)
+        .map(Block)
+        .filter(|&b| !dom.is_reachable(b) && shader.block_insts(b).next().is_some())
+        .collect();
+    let max_demand = assigned.max_demand.max(spill::demand_of(shader, live, &unvisited));
     let depths = crate::ir::dom::loop_depths(shader, &dom);
     let loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
     let mut blocks = assigned.blocks;
@@ -164,7 +201,7 @@ fn try_assign(
         }
     }
     remove_empty_edge_blocks(&mut mach, &prepared.split);
-    Ok(mach)
+    Ok((mach, max_demand))
 }
 
 /// Drops blocks made by edge splitting that received no copies: their predecessor branches

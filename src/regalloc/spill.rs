@@ -36,7 +36,7 @@ pub struct SpillInfo {
 }
 
 /// Slack registers for a vector operand (alignment).
-fn vector_slack(shader: &Shader, inst: &Inst) -> u32 {
+pub(super) fn vector_slack(inst: &Inst) -> u32 {
     if !inst.is_machine() {
         return 0;
     }
@@ -50,7 +50,6 @@ fn vector_slack(shader: &Shader, inst: &Inst) -> u32 {
     if inst.dests.len() >= 2 {
         n += 1;
     }
-    let _ = shader;
     n
 }
 
@@ -65,6 +64,16 @@ pub enum Demand {
     Exceeds(Vec<Value>),
 }
 
+/// The largest demand of the blocks `blocks` of the shader (`live` is its liveness).
+pub fn demand_of(shader: &Shader, live: &Liveness, blocks: &[Block]) -> u32 {
+    if blocks.is_empty() {
+        return 0;
+    }
+    let mut walker = Walker::new(shader);
+    let mut victims = Vec::new();
+    blocks.iter().map(|&b| walker.walk(shader, live, b, u32::MAX, &mut victims)).max().unwrap_or(0)
+}
+
 /// The largest demand of the shader (`live` is its liveness) when it is at most `budget`, else
 /// the first spilling round's choice.
 pub fn demand_within(shader: &Shader, live: &Liveness, budget: u32) -> Demand {
@@ -72,18 +81,22 @@ pub fn demand_within(shader: &Shader, live: &Liveness, budget: u32) -> Demand {
     let mut worst = 0;
     let mut victims = Vec::new();
     for b in 0..shader.blocks.len() {
-        walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, d| worst = worst.max(d), &mut victims);
+        worst = worst.max(walker.walk(shader, live, Block(b as u32), budget, &mut victims));
     }
     // Without victims the budget never acted, so `worst` is the true largest demand; demand
     // left above the budget means there was nothing to spill at that point.
     if victims.is_empty() && worst <= budget { Demand::Fits(worst) } else { Demand::Exceeds(victims) }
 }
 
+/// `Walker::state` bits of a value.
+const LIVE: u8 = 1;
+const SPILLED: u8 = 2;
+const NO_SPILL: u8 = 4;
+
 struct Walker {
-    live: Vec<bool>,
+    /// `LIVE`, `SPILLED`, `NO_SPILL` of each value (one array: they are tested together).
+    state: Vec<u8>,
     next_use: Vec<u32>,
-    spilled: Vec<bool>,
-    no_spill: Vec<bool>,
     /// Scratch for `walk`: the block's instructions and its live set, an instruction's
     /// definitions and (distinct) uses; reused across blocks and instructions.
     insts: Vec<crate::ir::InstId>,
@@ -96,10 +109,8 @@ impl Walker {
     fn new(shader: &Shader) -> Walker {
         let n = shader.values.len();
         Walker {
-            live: vec![false; n],
+            state: vec![0; n],
             next_use: vec![u32::MAX; n],
-            spilled: vec![false; n],
-            no_spill: vec![false; n],
             insts: Vec::new(),
             set: Vec::new(),
             defs: Vec::new(),
@@ -107,17 +118,9 @@ impl Walker {
         }
     }
 
-    /// Walks block `b` backwards, calling `report(block, position, demand)`; where the demand
-    /// exceeds `budget`, chooses values to spill (pushed to `victims`).
-    fn walk(
-        &mut self,
-        s: &Shader,
-        live_sets: &Liveness,
-        b: Block,
-        budget: u32,
-        report: &mut dyn FnMut(Block, usize, u32),
-        victims: &mut Vec<Value>,
-    ) {
+    /// Walks block `b` backwards; where the demand exceeds `budget`, chooses values to spill
+    /// (pushed to `victims`). Returns the largest demand left in the block.
+    fn walk(&mut self, s: &Shader, live_sets: &Liveness, b: Block, budget: u32, victims: &mut Vec<Value>) -> u32 {
         let mut insts = std::mem::take(&mut self.insts);
         insts.clear();
         insts.extend(s.block_insts(b));
@@ -126,12 +129,13 @@ impl Walker {
         let mut defs = std::mem::take(&mut self.defs);
         let mut uses = std::mem::take(&mut self.uses);
         for &v in live_sets.live_out(b) {
-            if !self.spilled[v.index()] && !self.live[v.index()] {
-                self.live[v.index()] = true;
+            if self.state[v.index()] & (SPILLED | LIVE) == 0 {
+                self.state[v.index()] |= LIVE;
                 self.next_use[v.index()] = u32::MAX;
                 set.push(v);
             }
         }
+        let mut worst = 0;
         let mut count = set.len() as u32;
         if let Terminator::Branch { cond, .. } = s.block(b).term {
             self.next_use[cond.index()] = insts.len() as u32;
@@ -149,27 +153,26 @@ impl Walker {
                     uses.push(v);
                 }
             });
-            let live_defs = defs.iter().filter(|v| self.live[v.index()]).count() as u32;
+            let live_defs = defs.iter().filter(|v| self.state[v.index()] & LIVE != 0).count() as u32;
             let through = count - live_defs;
-            let dying = uses.iter().filter(|v| !self.live[v.index()] || self.spilled[v.index()]).count() as u32;
+            // (A spilled value is never live.)
+            let dying = uses.iter().filter(|v| self.state[v.index()] & LIVE == 0).count() as u32;
             let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
                 17
             } else {
-                (defs.len() as u32).max(dying) + vector_slack(s, inst)
+                (defs.len() as u32).max(dying) + vector_slack(inst)
             };
             let mut demand = through + extra;
             if demand > budget {
                 // Candidates: live through the instruction, not read by it.
-                set.retain(|v| self.live[v.index()]);
+                set.retain(|v| self.state[v.index()] & LIVE != 0);
                 let mut cands: Vec<Value> = set
                     .iter()
                     .copied()
                     .filter(|v| {
-                        self.live[v.index()]
+                        self.state[v.index()] & (LIVE | NO_SPILL | SPILLED) == LIVE
                             && !defs.contains(v)
                             && !uses.contains(v)
-                            && !self.no_spill[v.index()]
-                            && !self.spilled[v.index()]
                     })
                     .collect();
                 cands.sort_by_key(|v| (std::cmp::Reverse(self.next_use[v.index()]), v.0));
@@ -177,36 +180,36 @@ impl Walker {
                     if demand <= budget {
                         break;
                     }
-                    self.spilled[v.index()] = true;
-                    self.live[v.index()] = false;
+                    self.state[v.index()] = (self.state[v.index()] | SPILLED) & !LIVE;
                     count -= 1;
                     demand -= 1;
                     victims.push(v);
                 }
             }
-            report(b, pos, demand);
+            worst = worst.max(demand);
             for &d in &defs {
-                if self.live[d.index()] {
-                    self.live[d.index()] = false;
+                if self.state[d.index()] & LIVE != 0 {
+                    self.state[d.index()] &= !LIVE;
                     count -= 1;
                 }
             }
             for &u in &uses {
                 self.next_use[u.index()] = pos as u32;
-                if !self.live[u.index()] && !self.spilled[u.index()] {
-                    self.live[u.index()] = true;
+                if self.state[u.index()] & (LIVE | SPILLED) == 0 {
+                    self.state[u.index()] |= LIVE;
                     set.push(u);
                     count += 1;
                 }
             }
         }
         for &v in &set {
-            self.live[v.index()] = false;
+            self.state[v.index()] &= !LIVE;
         }
         self.insts = insts;
         self.set = set;
         self.defs = defs;
         self.uses = uses;
+        worst
     }
 }
 
@@ -263,11 +266,11 @@ pub fn spill(
             None => {
                 let mut walker = Walker::new(shader);
                 for &v in &no_spill {
-                    walker.no_spill[v.index()] = true;
+                    walker.state[v.index()] |= NO_SPILL;
                 }
                 let mut victims = Vec::new();
                 for b in 0..shader.blocks.len() {
-                    walker.walk(shader, live, Block(b as u32), budget, &mut |_, _, _| {}, &mut victims);
+                    walker.walk(shader, live, Block(b as u32), budget, &mut victims);
                 }
                 victims
             }
