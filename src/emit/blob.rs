@@ -149,13 +149,18 @@ pub fn encode(mach: &MachShader) -> Result<Vec<u8>, Error> {
     let mut index = 0usize;
     for b in &mach.blocks {
         for mi in &b.insts {
-            let mut instr = mi.instr;
-            if let Some(t) = mi.target {
-                let offset = start[t] as i64 - (index as i64 + 1);
-                instr.set_imm("offset", offset).map_err(|e| Error::Encode(e.to_string()))?;
-            }
+            let mut branch;
+            let instr = match mi.target {
+                None => &mi.instr,
+                Some(t) => {
+                    branch = mi.instr;
+                    let offset = start[t] as i64 - (index as i64 + 1);
+                    branch.set_imm("offset", offset).map_err(|e| Error::Encode(e.to_string()))?;
+                    &branch
+                }
+            };
             let word =
-                valhall::encode(&instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(&instr))))?;
+                valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
             code.extend_from_slice(&word.to_le_bytes());
             index += 1;
         }

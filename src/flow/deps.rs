@@ -19,13 +19,14 @@
 //! * D6 — fragment shaders: `.wait` (0,1,2,6,7) right before BLEND, LD_TILE, ST_TILE;
 //!   `.wait0126` right before ATEST and ZS_EMIT; `.wait0` right after ATEST.
 //!
-//! A wait is a `NOP` carrying the flow, placed right before the instruction; a wait after an
-//! instruction is its own flow. Waiting clears the slots.
+//! A wait is a `NOP` carrying the flow, placed right before the instruction (folded into the
+//! instruction before it where [`merge`](super::merge) allows); a wait after an instruction is
+//! its own flow. Waiting clears the slots.
 
-use super::flows;
+use super::{flows, merge};
 use crate::ir::Stage;
-use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
-use crate::valhall::tables::INSTRUCTION_COUNT;
+use crate::regalloc::mach::{MachShader, Origin, regs};
+use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_STAGING};
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
@@ -57,31 +58,39 @@ pub fn is_message(i: &Instr) -> bool {
 
 /// Registers read by an instruction (sources and read staging vectors).
 pub fn reads(i: &Instr) -> u64 {
-    let info = i.info();
+    reads_of(i, &op_facts(i.opcode))
+}
+
+/// Registers written by an instruction.
+pub fn writes(i: &Instr) -> u64 {
+    writes_of(i, &op_facts(i.opcode))
+}
+
+/// `n` registers from `base` as a mask; nothing if they run past r63.
+fn span(base: u8, n: u8) -> u64 {
+    regs::range(base, n).unwrap_or(0)
+}
+
+fn reads_of(i: &Instr, facts: &OpFacts) -> u64 {
     let mut m = 0;
-    for (src, s) in i.sources().iter().zip(info.srcs) {
-        if let Some(r) = src.base.register() {
-            m |= regs::range(r, if s.size == 64 { 2 } else { 1 }).unwrap_or(0);
+    for (k, src) in i.srcs[..usize::from(facts.sources)].iter().enumerate() {
+        if let Base::Register(r) | Base::Discard(r) = src.base {
+            m |= span(r, 1 + (facts.wide_sources >> k & 1));
         }
     }
-    for (k, st) in info.staging.iter().enumerate() {
-        if !st.write {
-            m |= regs::range(i.staging[k].base, i.staging[k].count).unwrap_or(0);
+    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
+        if write == Some(false) {
+            m |= span(st.base, st.count);
         }
     }
     m
 }
 
-/// Registers written by an instruction.
-pub fn writes(i: &Instr) -> u64 {
-    let info = i.info();
-    let mut m = 0;
-    if let Some(d) = i.destination() {
-        m |= regs::range(d.reg, if info.type_size == 64 { 2 } else { 1 }).unwrap_or(0);
-    }
-    for (k, st) in info.staging.iter().enumerate() {
-        if st.write {
-            m |= regs::range(i.staging[k].base, i.staging[k].count).unwrap_or(0);
+fn writes_of(i: &Instr, facts: &OpFacts) -> u64 {
+    let mut m = if facts.dest_width > 0 { span(i.dest.reg, facts.dest_width) } else { 0 };
+    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
+        if write == Some(true) {
+            m |= span(st.base, st.count);
         }
     }
     m
@@ -96,6 +105,17 @@ pub fn is_varying(i: &Instr) -> bool {
 /// modifier name and mnemonic for every instruction.
 #[derive(Clone, Copy, Debug)]
 struct OpFacts {
+    /// A message (not an ALU instruction).
+    message: bool,
+    /// A varying load (V or VT unit).
+    varying: bool,
+    /// Number of sources, and which of them are 64-bit (bit k for source k).
+    sources: u8,
+    wide_sources: u8,
+    /// Registers of the destination (0 without one, 2 for 64-bit types).
+    dest_width: u8,
+    /// Per staging operand: whether it is written (`None` when absent).
+    staging_writes: [Option<bool>; MAX_STAGING],
     /// Index of the `slot` modifier.
     slot: Option<u8>,
     /// Index of the `update_mode` modifier of a varying load.
@@ -114,7 +134,17 @@ enum MemoryClass {
 
 fn op_facts(op: Opcode) -> OpFacts {
     static FACTS: LazyLock<Box<[OpFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
-        let none = OpFacts { slot: None, update_mode: None, memory: MemoryClass::None };
+        let none = OpFacts {
+            message: false,
+            varying: false,
+            sources: 0,
+            wide_sources: 0,
+            dest_width: 0,
+            staging_writes: [None; MAX_STAGING],
+            slot: None,
+            update_mode: None,
+            memory: MemoryClass::None,
+        };
         let mut table = Box::new([none; INSTRUCTION_COUNT]);
         for op in Opcode::ALL {
             let info = op.info();
@@ -132,7 +162,24 @@ fn op_facts(op: Opcode) -> OpFacts {
                 MemoryClass::None
             };
             let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
+            let mut staging_writes = [None; MAX_STAGING];
+            for (k, st) in info.staging.iter().enumerate() {
+                staging_writes[k] = Some(st.write);
+            }
+            let wide = info.srcs.iter().enumerate().filter(|(_, s)| s.size == 64);
             table[op as usize] = OpFacts {
+                message: !info.unit.is_alu(),
+                varying,
+                sources: info.srcs.len() as u8,
+                wide_sources: wide.fold(0, |m, (k, _)| m | 1 << k),
+                dest_width: if !info.dest {
+                    0
+                } else if info.type_size == 64 {
+                    2
+                } else {
+                    1
+                },
+                staging_writes,
                 slot: info.mod_index("slot").map(|k| k as u8),
                 update_mode: info.mod_index("update_mode").filter(|_| varying).map(|k| k as u8),
                 memory,
@@ -191,7 +238,7 @@ struct Effect {
 
 impl Effect {
     fn of(i: &Instr, fragment: bool) -> Effect {
-        let writes = writes(i);
+        let writes = writes_of(i, &op_facts(i.opcode));
         let mut fixed_waits = 0;
         if fragment {
             if is_fixed_function(i.opcode) {
@@ -201,14 +248,14 @@ impl Effect {
                 fixed_waits |= 0b111 | flows::SLOT6;
             }
         }
-        let message = is_message(i);
         let facts = op_facts(i.opcode);
+        let message = facts.message;
         Effect {
-            touched: reads(i) | writes,
+            touched: reads_of(i, &facts) | writes,
             writes,
             slot: if message { slot_of(i, &facts) } else { None },
             message,
-            varying: is_varying(i),
+            varying: facts.varying,
             memory: memory_access(i, &facts),
             serialises_varyings: serialises_varyings(i, &facts),
             barrier: i.opcode == Opcode::BARRIER,
@@ -267,15 +314,13 @@ fn slot_of(i: &Instr, facts: &OpFacts) -> Option<usize> {
     }
 }
 
-/// Simulates a block from `entry`, optionally recording the waits before each instruction.
-fn simulate(effects: &[Effect], entry: State, mut record: Option<&mut Vec<u8>>) -> State {
+/// Simulates a block from `entry`, recording the waits before each instruction in `masks`.
+fn simulate(effects: &[Effect], entry: State, masks: &mut [u8]) -> State {
     let mut s = entry;
-    for e in effects {
+    for (e, record) in effects.iter().zip(masks) {
         let mask = e.waits_before(&s);
         apply_wait(&mut s, mask);
-        if let Some(r) = record.as_deref_mut() {
-            r.push(mask);
-        }
+        *record = mask;
         e.issue(&mut s);
     }
     s
@@ -300,8 +345,9 @@ pub fn insert(mach: &mut MachShader) {
     for b in &mut mach.blocks {
         for mi in &mut b.insts {
             let i = &mut mi.instr;
-            let slot_modifier = op_facts(i.opcode).slot;
-            if !is_message(i) || slot_modifier.is_none() {
+            let facts = op_facts(i.opcode);
+            let slot_modifier = facts.slot;
+            if !facts.message || slot_modifier.is_none() {
                 if i.opcode == Opcode::ATEST && fragment {
                     i.flow = 1; // .wait0 after ATEST (D6)
                 }
@@ -326,7 +372,9 @@ pub fn insert(mach: &mut MachShader) {
         }
     }
     // Fixed point over the CFG. A block whose entry state did not change since it was last
-    // simulated keeps its exit state.
+    // simulated keeps its exit state. Each simulation records the waits before every
+    // instruction; the last simulation of a block ran from its final entry state, so its record
+    // is the answer.
     let n = mach.blocks.len();
     let mut start = Vec::with_capacity(n + 1);
     let mut effects = Vec::with_capacity(mach.inst_count());
@@ -335,9 +383,10 @@ pub fn insert(mach: &mut MachShader) {
         effects.extend(b.insts.iter().map(|mi| Effect::of(&mi.instr, fragment)));
     }
     start.push(effects.len());
-    let block_effects = |b: usize| &effects[start[b]..start[b + 1]];
+    let mut masks = vec![0u8; effects.len()];
     let mut entry: Vec<State> = vec![State::default(); n];
     let mut exit: Vec<State> = vec![State::default(); n];
+    let mut end_waits = vec![0u8; n];
     let mut simulated = vec![false; n];
     let mut changed = true;
     while changed {
@@ -352,9 +401,10 @@ pub fn insert(mach: &mut MachShader) {
             }
             simulated[b] = true;
             entry[b] = s;
-            let mut out = simulate(block_effects(b), s, None);
-            let vmask = varying_mask(&out);
-            apply_wait(&mut out, vmask);
+            let range = start[b]..start[b + 1];
+            let mut out = simulate(&effects[range.clone()], s, &mut masks[range]);
+            end_waits[b] = varying_mask(&out);
+            apply_wait(&mut out, end_waits[b]);
             if out != exit[b] {
                 exit[b] = out;
                 changed = true;
@@ -362,11 +412,9 @@ pub fn insert(mach: &mut MachShader) {
         }
     }
     // Insert the NOPs.
-    let mut masks = Vec::new();
     for (b, block) in mach.blocks.iter_mut().enumerate() {
-        masks.clear();
-        let out = simulate(block_effects(b), entry[b], Some(&mut masks));
-        let vmask = varying_mask(&out);
+        let masks = &masks[start[b]..start[b + 1]];
+        let vmask = end_waits[b];
         if vmask == 0 && masks.iter().all(|&m| m == 0) {
             continue; // No wait in this block: keep its list as it is.
         }
@@ -374,18 +422,18 @@ pub fn insert(mach: &mut MachShader) {
         let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
         let mut new = Vec::with_capacity(old.len() + 4);
         let last = old.len();
-        for (k, (mi, &mask)) in old.into_iter().zip(&masks).enumerate() {
+        for (k, (mi, &mask)) in old.into_iter().zip(masks).enumerate() {
             let mut mask = mask;
             if vmask != 0 && ends_in_branch && k + 1 == last {
                 mask |= vmask;
             }
             if mask != 0 {
-                new.push(MachInst::new(nop(flows::flow_of(mask)), Origin::Flow));
+                merge::push_wait(&mut new, mask);
             }
             new.push(mi);
         }
         if vmask != 0 && !ends_in_branch {
-            new.push(MachInst::new(nop(flows::flow_of(vmask)), Origin::Flow));
+            merge::push_wait(&mut new, vmask);
         }
         block.insts = new;
     }
@@ -396,4 +444,47 @@ pub fn nop(flow: u8) -> Instr {
     let mut i = Instr::new(Opcode::NOP);
     i.flow = flow;
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::valhall::Staging;
+
+    /// The per-opcode facts give the registers the table entry describes, for every opcode and
+    /// operands at every position (including pairs and groups running past r63).
+    #[test]
+    fn register_sets_follow_the_table() {
+        for op in Opcode::ALL {
+            let info = op.info();
+            for base in [0u8, 1, 7, 62, 63] {
+                let mut i = Instr::new(op);
+                i.dest.reg = base;
+                for k in 0..info.staging.len() {
+                    i.staging[k] = Staging::new(base ^ 2, 1 + (base % 4));
+                }
+                for k in 0..info.srcs.len() {
+                    i.srcs[k].base = if k == 1 { Base::Discard(base ^ 1) } else { Base::Register(base + k as u8 % 2) };
+                }
+                let range = |b: u8, n: u8| regs::range(b, n).unwrap_or(0);
+                let mut want_reads = 0;
+                for (src, s) in i.sources().iter().zip(info.srcs) {
+                    if let Some(r) = src.base.register() {
+                        want_reads |= range(r, if s.size == 64 { 2 } else { 1 });
+                    }
+                }
+                let mut want_writes = 0;
+                if info.dest {
+                    want_writes |= range(i.dest.reg, if info.type_size == 64 { 2 } else { 1 });
+                }
+                for (k, st) in info.staging.iter().enumerate() {
+                    let regs = range(i.staging[k].base, i.staging[k].count);
+                    if st.write { want_writes |= regs } else { want_reads |= regs }
+                }
+                assert_eq!((reads(&i), writes(&i)), (want_reads, want_writes), "{op} at r{base}");
+                assert_eq!(op_facts(op).message, is_message(&i), "{op}");
+                assert_eq!(op_facts(op).varying, is_varying(&i), "{op}");
+            }
+        }
+    }
 }

@@ -28,15 +28,53 @@
 use super::flows;
 use crate::ir::{InstKind, Shader, Stage, Terminator};
 use crate::regalloc::mach::{MachInst, MachShader, MachTerm, Origin};
+use crate::valhall::tables::INSTRUCTION_COUNT;
 use crate::valhall::{Base, Instr, Opcode};
+use std::sync::LazyLock;
 
 use super::deps::nop;
 
 /// Whether an instruction needs helper lanes (derivatives).
 pub fn uses_helpers(i: &Instr) -> bool {
-    i.info().name.starts_with("CLPER")
-        || i.opcode == Opcode::TEX_SINGLE && matches!(i.modifier("lod_mode"), Some(1) | Some(5))
+    match OPCODE_FACTS[i.opcode as usize].helpers {
+        Helpers::Never => false,
+        Helpers::Always => true,
+        Helpers::ComputedLod(k) => matches!(i.mods[usize::from(k)], 1 | 5),
+    }
 }
+
+/// When an opcode needs helper lanes.
+#[derive(Clone, Copy, Debug)]
+enum Helpers {
+    Never,
+    /// CLPER.
+    Always,
+    /// TEX_SINGLE whose `lod_mode` (modifier index) computes the LOD.
+    ComputedLod(u8),
+}
+
+/// What the flow rules ask of every instruction, per opcode (looked up once instead of by
+/// mnemonic and modifier name for each instruction).
+#[derive(Clone, Copy, Debug)]
+struct OpcodeFacts {
+    helpers: Helpers,
+    /// Index of the `skip` modifier.
+    skip: Option<u8>,
+}
+
+static OPCODE_FACTS: LazyLock<Box<[OpcodeFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+    let mut table = Box::new([OpcodeFacts { helpers: Helpers::Never, skip: None }; INSTRUCTION_COUNT]);
+    for op in Opcode::ALL {
+        let info = op.info();
+        let helpers = match info.mod_index("lod_mode") {
+            _ if info.name.starts_with("CLPER") => Helpers::Always,
+            Some(k) if op == Opcode::TEX_SINGLE => Helpers::ComputedLod(k as u8),
+            _ => Helpers::Never,
+        };
+        table[op as usize] = OpcodeFacts { helpers, skip: info.mod_index("skip").map(|k| k as u8) };
+    }
+    table
+});
 
 pub fn finish(mach: &mut MachShader, ir: Option<&Shader>) {
     blend_calls(mach);
@@ -265,13 +303,11 @@ fn tex_skip(mach: &mut MachShader, ir: &Shader) {
     for block in &mut mach.blocks {
         for m in &mut block.insts {
             let Origin::Ir(id) = m.origin else { continue };
-            if m.instr.info().mod_index("skip").is_none() {
-                continue;
-            }
+            let Some(skip) = OPCODE_FACTS[m.instr.opcode as usize].skip else { continue };
             let inst = ir.inst(id);
             let mut exec = false;
             ir.for_each_def(inst, |d| exec |= required[d.index()]);
-            let _ = m.instr.set_flag("skip", !exec);
+            m.instr.mods[usize::from(skip)] = u8::from(!exec);
         }
     }
 }

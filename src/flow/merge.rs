@@ -1,6 +1,7 @@
-//! Folding wait NOPs into their neighbours (§B.4), an optimisation over `deps`.
+//! Folding wait NOPs into their neighbours (§B.4), an optimisation over `deps`, applied as
+//! `deps` places each wait (so a block's list is rebuilt once):
 //!
-//! * M1 — a `NOP` carrying only a wait is removed and its wait moved onto the instruction right
+//! * M1 — a `NOP` carrying only a wait is not added: its wait moves onto the instruction right
 //!   before it in the same block, if that instruction's flow is a wait or none; the waits are
 //!   unioned (`wait0` ∪ `wait2` = `wait02`; anything with slot 6 becomes `wait0126`, with slot 7
 //!   `wait`). The flow of an instruction takes effect after it issues, so the wait still happens
@@ -9,29 +10,17 @@
 //! * M2 — a NOP first in its block, or after an instruction with another flow (`.reconverge`,
 //!   `.end`, `.discard`), stays.
 
+use super::deps::nop;
 use super::flows;
-use crate::regalloc::mach::{MachShader, Origin};
-use crate::valhall::Opcode;
+use crate::regalloc::mach::{MachInst, Origin};
 
-pub fn merge(mach: &mut MachShader) {
-    for block in &mut mach.blocks {
-        // Compaction in place: `kept` instructions stay at the front, a folded NOP is dropped.
-        let insts = &mut block.insts;
-        let mut kept = 0;
-        for k in 0..insts.len() {
-            let mi = insts[k];
-            let is_wait_nop = mi.origin == Origin::Flow
-                && mi.instr.opcode == Opcode::NOP
-                && mi.instr.flow != flows::NONE
-                && flows::is_wait_or_none(mi.instr.flow);
-            if is_wait_nop && kept > 0 && flows::is_wait_or_none(insts[kept - 1].instr.flow) {
-                let prev = &mut insts[kept - 1].instr;
-                prev.flow = flows::flow_of(flows::mask_of(prev.flow) | flows::mask_of(mi.instr.flow));
-                continue;
-            }
-            insts[kept] = mi;
-            kept += 1;
+/// Appends a wait for the slots of `mask` (not 0) to a block's instruction list being built:
+/// on the last instruction (M1) or as a NOP (M2).
+pub fn push_wait(insts: &mut Vec<MachInst>, mask: u8) {
+    match insts.last_mut() {
+        Some(prev) if flows::is_wait_or_none(prev.instr.flow) => {
+            prev.instr.flow = flows::flow_of(flows::mask_of(prev.instr.flow) | mask);
         }
-        insts.truncate(kept);
+        _ => insts.push(MachInst::new(nop(flows::flow_of(mask)), Origin::Flow)),
     }
 }

@@ -2,8 +2,8 @@
 //! termination and the end of the program.
 //!
 //! ```text
-//!  MachShader ─layout (branches, trampolines)─► ─deps (slots, wait NOPs: correctness)─►
-//!             ─merge (fold wait NOPs into neighbours: optimisation)─►
+//!  MachShader ─layout (branches, trampolines)─►
+//!             ─deps (slots, wait NOPs: correctness; merge folds each into its neighbour)─►
 //!             ─finish (.reconverge, .discard, TEX skip, .end, blend return addresses)─► MachShader
 //! ```
 //!
@@ -63,6 +63,5 @@ pub mod flows {
 pub fn run(mach: &mut MachShader, ir: Option<&crate::ir::Shader>) {
     layout::materialize(mach);
     deps::insert(mach);
-    merge::merge(mach);
     finish::finish(mach, ir);
 }

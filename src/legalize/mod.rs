@@ -19,11 +19,13 @@ pub mod imm;
 
 use crate::ir::builder::Builder;
 use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
-use crate::valhall::tables::{SrcInfo, WidenKind};
+use crate::valhall::tables::{INSTRUCTION_COUNT, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
+use std::sync::LazyLock;
 
 /// Legalises every machine instruction of the shader. Each block's instruction list is
 /// rebuilt in one pass: materialised operands are appended right before their reader.
+#[inline(never)] // A symbol of its own in profiles.
 pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
@@ -31,7 +33,7 @@ pub fn run(shader: &mut Shader) {
         shader.blocks[b].insts.reserve(old.len());
         for id in old {
             let inst = shader.inst(id);
-            if !inst.dead && inst.is_machine() {
+            if !inst.dead && inst.is_machine() && needs_work(inst) {
                 fuse_immediate_add(shader, id);
                 encode_constants(shader, block, id);
                 enforce_fau_limits(shader, block, id);
@@ -41,11 +43,45 @@ pub fn run(shader: &mut Shader) {
     }
 }
 
+/// Whether any step can change the instruction: it reads a constant, uniform or special value,
+/// or has a byte-lane source (whose reserved 0 selection becomes `.b00`). Most instructions read
+/// registers only; this test is all they cost.
+fn needs_work(inst: &Inst) -> bool {
+    static HAS_LANES_SOURCE: LazyLock<Box<[bool; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let mut table = Box::new([false; INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            table[op as usize] = op.info().srcs.iter().any(|s| s.widen_kind == WidenKind::Lanes);
+        }
+        table
+    });
+    HAS_LANES_SOURCE[inst.mach.opcode as usize]
+        || inst
+            .sources()
+            .iter()
+            .any(|s| matches!(s.operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)))
+}
+
 /// Whether narrow selects (`.b0`, `.h1`, …) of this instruction's integer sources
 /// sign-extend: the emulator's rule ([`crate::emu::is_signed`]: signed types and the `signed`
 /// flag), so a folded constant reads what the hardware would read.
 fn signed_widen(mach: &Instr) -> bool {
-    crate::emu::is_signed(mach)
+    // The rule looks at the mnemonic's text; per opcode that is looked up once: whether the
+    // opcode is signed without its flag, and where the flag is.
+    type Signed = (bool, Option<usize>);
+    static SIGNED: LazyLock<Box<[Signed; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let mut table = Box::new([(false, None); INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            let mut unflagged = Instr::new(op);
+            let flag = op.info().mod_index("signed");
+            if let Some(k) = flag {
+                unflagged.mods[k] = 0;
+            }
+            table[op as usize] = (crate::emu::is_signed(&unflagged), flag);
+        }
+        table
+    });
+    let (by_opcode, flag) = SIGNED[mach.opcode as usize];
+    by_opcode || flag.is_some_and(|k| mach.mods[k] != 0)
 }
 
 /// The 32-bit value a constant source reads once its modifiers apply (for the sources of
@@ -154,7 +190,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     if !has_const && !info.srcs.iter().enumerate().any(|(k, sinfo)| lanes(k, sinfo)) {
         return;
     }
-    let inst = *inst;
+    let signed = has_const && signed_widen(&inst.mach);
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
     // byte: the IR convention for a plain source.
@@ -163,7 +199,6 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
             srcs[k].widen = 4;
         }
     }
-    let signed = has_const && signed_widen(&inst.mach);
     let mut b = Builder::new(shader, block);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];
@@ -256,12 +291,32 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
         // The last FAU-reading source; without one there is nothing to move (and nothing to
         // check).
         let info = inst.mach.info();
-        let Some(k) = (0..info.srcs.len())
-            .rev()
-            .find(|&k| matches!(inst.srcs[k].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)))
-        else {
+        let mut last = None;
+        // Table constants only, and their distinct values (at most two are kept).
+        let (mut only_constants, mut constants, mut distinct) = (true, [0u32; 2], 0);
+        for (k, src) in inst.sources().iter().enumerate() {
+            match src.operand {
+                Operand::Const(c) => {
+                    last = Some(k);
+                    if !constants[..distinct.min(2)].contains(&c) {
+                        if distinct < 2 {
+                            constants[distinct] = c;
+                        }
+                        distinct += 1;
+                    }
+                }
+                Operand::Uniform(_) | Operand::Special(_) => (last, only_constants) = (Some(k), false),
+                _ => {}
+            }
+        }
+        let Some(k) = last else {
             return;
         };
+        // Up to two distinct table entries (constants are entries once encoded) are two words of
+        // page 0 and no special: no rule can fail. This is the common case, so it skips the probe.
+        if only_constants && distinct <= 2 {
+            return;
+        }
         if !violates(&probe(shader, inst)) {
             return;
         }
@@ -348,6 +403,19 @@ mod tests {
             &format!("{HEAD}    %2 = IADD.s32 %1, #0x1234FFFF.h0\n    %3 = IADD.u32 %1, #0x1234FFFF.h0\n    end\n"),
             &format!("{HEAD}    %2 = IADD.s32 %1, #0xFFFFFFFF\n    %3 = IADD.u32 %1, #0xFFFFFFFF.h0\n    end\n"),
         );
+    }
+
+    #[test]
+    fn signed_widen_is_the_emulators_rule() {
+        for op in Opcode::ALL {
+            let mut mach = Instr::new(op);
+            for flag in [0, 1] {
+                if let Some(k) = op.info().mod_index("signed") {
+                    mach.mods[k] = flag;
+                }
+                assert_eq!(signed_widen(&mach), crate::emu::is_signed(&mach), "{op} signed flag {flag}");
+            }
+        }
     }
 
     #[test]

@@ -4,19 +4,240 @@
 //! opcode, FAU page, flow, placeholder, destination, staging base/control/count, source bytes
 //! and their modifiers, immediates, modifiers); it fails only when a value does not fit its
 //! field, when a modifier is set on a source that has no such field, or when the sources need
-//! two FAU pages. [`encode`] first requires [`Instr::validate`], so it succeeds exactly for
-//! valid instructions.
+//! two FAU pages. [`encode`] succeeds exactly for valid instructions ([`Instr::validate`]).
+//!
+//! The compiler encodes every instruction it emits, so [`encode`] first tries a fast path:
+//! a per-opcode [`Layout`] built once from the tables (field positions, the valid values of
+//! every field as a bit set) checks and places each field with a few operations and no
+//! allocation. It accepts exactly the valid instructions (a test compares it with
+//! [`Instr::validate`] on random, mostly invalid instructions); anything it rejects goes through
+//! the reference path (`check_invariants`, then `encode_raw`), which names the first problem.
 
-use super::inst::{Instr, InstrError};
+use super::inst::{Base, Dest, Instr, InstrError, Src, Staging};
+use super::tables::*;
+use std::sync::OnceLock;
 
 /// The error type of encoding (shared with validation).
 pub type EncodeError = InstrError;
 
 /// Encodes a valid instruction.
 pub fn encode(instr: &Instr) -> Result<u64, EncodeError> {
+    if let Some(word) = encode_valid(instr) {
+        return Ok(word);
+    }
     // `validate` is `check_invariants` followed by `encode_raw`: the word is that second step.
     instr.check_invariants()?;
     encode_raw(instr)
+}
+
+/// The word of a valid instruction, `None` for an invalid one (the fast path of [`encode`]).
+pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
+    let layout = Layout::of(instr.opcode);
+    if !allows(layout.flows, instr.flow) {
+        return None;
+    }
+    let mut w = layout.base | u64::from(instr.flow) << 59;
+    if layout.dest {
+        let d = instr.dest;
+        if d.reg > 63 || d.mask == 0 || d.mask > 3 {
+            return None;
+        }
+        w |= u64::from(d.reg) << 40 | u64::from(d.mask) << 46;
+    } else if instr.dest != Dest::NONE {
+        return None;
+    }
+    let n_staging = usize::from(layout.n_staging);
+    for (s, l) in instr.staging[..n_staging].iter().zip(&layout.staging) {
+        let (min, max) = if l.count_minus_one { (1, 8) } else { (0, 7) };
+        if s.count < min || s.count > max || u32::from(s.base) + u32::from(s.count) > 64 {
+            return None;
+        }
+        if (s.count > 1 && s.base % 2 == 1) || (s.count == 0 && s.base != 0) {
+            return None;
+        }
+        let count = s.count - u8::from(l.count_minus_one);
+        w |= u64::from(s.base) << l.base_start | u64::from(count) << l.count_start;
+    }
+    if instr.staging[n_staging..].iter().any(|s| *s != Staging::default()) {
+        return None;
+    }
+    let n_srcs = usize::from(layout.n_srcs);
+    // FAU-reading sources (uniforms, table constants, specials): how many, and the page of the
+    // last one.
+    let (mut fau_sources, mut page) = (0, 0);
+    for (src, l) in instr.srcs[..n_srcs].iter().zip(&layout.srcs) {
+        // The source byte (`Base::byte` of a valid base), checking the base on the way.
+        let byte = match src.base {
+            Base::Register(r) if r <= 63 => r,
+            Base::Discard(r) if r <= 63 => 0x40 | r,
+            Base::Uniform(u) if u <= 127 => {
+                (fau_sources, page) = (fau_sources + 1, u >> 6);
+                0x80 | (u & 0x3F)
+            }
+            Base::Immediate(i) if i <= 31 => {
+                fau_sources += 1;
+                0xC0 | i
+            }
+            Base::Special(sp) if sp.page <= 3 && sp.entry <= 15 && sp.name().is_some() => {
+                (fau_sources, page) = (fau_sources + 1, sp.page);
+                0xE0 | sp.entry << 1 | u8::from(sp.high)
+            }
+            _ => return None,
+        };
+        let [swizzle, widen, lane] = l.fields;
+        let fields_ok = (src.swizzle | src.widen | src.lane) < 16
+            && (swizzle.1 >> src.swizzle) & (widen.1 >> src.widen) & (lane.1 >> src.lane) & 1 == 1;
+        let flags = usize::from(src.neg) | usize::from(src.abs) << 1 | usize::from(src.not) << 2;
+        if !fields_ok || (l.flag_sets >> flags) & 1 == 0 {
+            return None;
+        }
+        w |= u64::from(byte) << l.shift
+            | l.flag_words[flags]
+            | u64::from(src.swizzle) << swizzle.0
+            | u64::from(src.widen) << widen.0
+            | u64::from(src.lane) << lane.0;
+    }
+    for src in &instr.srcs[n_srcs..] {
+        if !is_empty(src) {
+            return None;
+        }
+    }
+    // One FAU word always satisfies the FAU rules; several are checked by the reference rules.
+    if fau_sources > 1 {
+        instr.check_fau_limits().ok()?;
+        page = instr.fau_page().ok()?;
+    }
+    w |= u64::from(page) << 57;
+    for (k, &v) in instr.imms.iter().enumerate() {
+        let (start, width) = layout.imms[k];
+        if u64::from(v) >> width != 0 {
+            return None;
+        }
+        w |= u64::from(v) << start;
+    }
+    let n_mods = usize::from(layout.n_mods);
+    for (&v, &(start, mask)) in instr.mods[..n_mods].iter().zip(&layout.mods) {
+        if !allows(mask, v) {
+            return None;
+        }
+        w |= u64::from(v) << start;
+    }
+    if instr.mods[n_mods..].iter().fold(0, |any, &v| any | v) != 0 {
+        return None;
+    }
+    Some(w)
+}
+
+/// Whether an unused source slot holds [`Src::EMPTY`] (spelled out: cheaper than the derived
+/// comparison of the enum).
+fn is_empty(s: &Src) -> bool {
+    matches!(s.base, Base::Register(0)) && !(s.neg || s.abs || s.not) && (s.swizzle | s.widen | s.lane) == 0
+}
+
+/// Whether value `v` is in the bit set `mask` (values past 15 never are).
+fn allows(mask: u16, v: u8) -> bool {
+    v < 16 && (mask >> v) & 1 == 1
+}
+
+/// Where one source goes and which values its fields accept.
+#[derive(Clone, Copy, Debug, Default)]
+struct SrcLayout {
+    /// `8 · slot`.
+    shift: u8,
+    /// For each combination of `neg`, `abs` and `not` (bits 0, 1, 2 of the index): whether the
+    /// source has those flags (bit set of the 8 combinations), and their bits in the word.
+    flag_sets: u8,
+    flag_words: [u64; 8],
+    /// Swizzle, widen and lane field: first bit and the valid values as a bit set (an absent
+    /// field allows only 0, placed at bit 0).
+    fields: [(u8, u16); 3],
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct StagingLayout {
+    base_start: u8,
+    count_start: u8,
+    count_minus_one: bool,
+}
+
+/// Everything the fast path needs about one opcode, derived from its table entry.
+#[derive(Clone, Copy, Debug, Default)]
+struct Layout {
+    /// Opcode, secondary opcode, placeholder and staging control bits.
+    base: u64,
+    /// The valid flow values (the same for every opcode; kept here to need one lookup).
+    flows: u16,
+    dest: bool,
+    n_staging: u8,
+    n_srcs: u8,
+    n_mods: u8,
+    staging: [StagingLayout; MAX_STAGING],
+    srcs: [SrcLayout; MAX_SOURCES],
+    /// First bit and width of each immediate field (unused entries: width 0, so only 0 fits).
+    imms: [(u8, u8); MAX_IMMEDIATES],
+    /// First bit and valid values of each modifier.
+    mods: [(u8, u16); MAX_MODIFIERS],
+}
+
+impl Layout {
+    fn of(opcode: Opcode) -> &'static Layout {
+        // Built on first use of each opcode: a program uses a few dozen of them, and building all
+        // of them up front would cost a one-shot compile more than encoding it.
+        static TABLE: [OnceLock<Layout>; INSTRUCTION_COUNT] = [const { OnceLock::new() }; INSTRUCTION_COUNT];
+        TABLE[opcode as usize].get_or_init(|| Layout::build(opcode.info()))
+    }
+
+    fn build(info: &InstrInfo) -> Layout {
+        let set = |width: u8, valid: &dyn Fn(u8) -> bool| -> u16 {
+            (0..16u8).filter(|&v| u32::from(v) >> width == 0 && valid(v)).fold(0, |m, v| m | 1 << v)
+        };
+        let field =
+            |f: Option<SrcField>| f.map_or((0, 1), |f| (f.start, set(f.width, &|v| f.values.info().is_valid(v))));
+        let bit = |b: Option<u8>| b.map_or(0, |b| 1u64 << b);
+        let mut layout = Layout {
+            base: info.opcode_pattern().1 | if info.placeholder { 0xC0 << 40 } else { 0 },
+            flows: set(4, &|v| Flow::from_index(v).is_some()),
+            dest: info.dest,
+            n_staging: info.staging.len() as u8,
+            n_srcs: info.srcs.len() as u8,
+            n_mods: info.mods.len() as u8,
+            ..Layout::default()
+        };
+        for (k, s) in info.staging.iter().enumerate() {
+            layout.base |= u64::from(s.control) << s.control_start;
+            layout.staging[k] = StagingLayout {
+                base_start: s.base_start,
+                count_start: s.count_start,
+                count_minus_one: s.count_minus_one,
+            };
+        }
+        for (k, s) in info.srcs.iter().enumerate() {
+            let mut src = SrcLayout {
+                shift: 8 * s.slot,
+                fields: [field(s.swizzle), field(s.widen), field(s.lane)],
+                ..SrcLayout::default()
+            };
+            for flags in 0..8 {
+                let wanted = [(flags & 1 != 0, s.neg), (flags & 2 != 0, s.abs), (flags & 4 != 0, s.not)];
+                if wanted.iter().all(|&(on, bit)| !on || bit.is_some()) {
+                    src.flag_sets |= 1 << flags;
+                    src.flag_words[flags] = wanted.iter().filter(|w| w.0).fold(0, |m, &(_, b)| m | bit(b));
+                }
+            }
+            layout.srcs[k] = src;
+        }
+        for (k, f) in info.imms.iter().enumerate() {
+            layout.imms[k] = (f.start, f.width);
+        }
+        for (k, m) in info.mods.iter().enumerate() {
+            let valid = match m.kind {
+                ModKind::Flag => 0b11,
+                ModKind::Enum(e) => set(m.width, &|v| e.info().is_valid(v)),
+            };
+            layout.mods[k] = (m.start, valid);
+        }
+        layout
+    }
 }
 
 /// Encodes an instruction whose values fit their fields, reserved values included.
@@ -115,4 +336,112 @@ pub fn encode_raw(instr: &Instr) -> Result<u64, EncodeError> {
         w |= fits(&|| format!("modifier `{}`", m.key), instr.mods[k].into(), m.width)? << m.start;
     }
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::valhall::Special;
+
+    /// A xorshift generator: the test needs many cheap, reproducible random numbers.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u8 {
+            (self.next() % n) as u8
+        }
+
+        fn chance(&mut self, one_in: u64) -> bool {
+            self.next() % one_in == 0
+        }
+    }
+
+    /// An instruction near the valid ones: each field is random in (or just past) its range, so
+    /// that both valid instructions and every kind of invalid one are frequent.
+    fn near_valid(op: Opcode, rng: &mut Rng) -> Instr {
+        let info = op.info();
+        let mut i = Instr::new(op);
+        let wide = |rng: &mut Rng, usual: u64| if rng.chance(40) { rng.below(256) } else { rng.below(usual) };
+        if rng.chance(3) {
+            i.flow = wide(rng, 16);
+        }
+        if rng.chance(3) {
+            i.dest = Dest { reg: wide(rng, 66), mask: if rng.chance(8) { rng.below(5) } else { 3 } };
+        }
+        for k in 0..MAX_STAGING {
+            if k < info.staging.len() || rng.chance(30) {
+                i.staging[k] = Staging { base: wide(rng, 66), count: rng.below(10) };
+            }
+        }
+        for k in 0..MAX_SOURCES {
+            if k >= info.srcs.len() && !rng.chance(30) {
+                continue;
+            }
+            let src = &mut i.srcs[k];
+            src.base = match rng.below(8) {
+                0..=3 => Base::Register(wide(rng, 66)),
+                4 => Base::Discard(wide(rng, 66)),
+                5 => Base::Uniform(wide(rng, 130)),
+                6 => Base::Immediate(wide(rng, 34)),
+                _ => Base::Special(Special { page: rng.below(5), entry: rng.below(17), high: rng.chance(2) }),
+            };
+            if rng.chance(4) {
+                src.swizzle = wide(rng, 5);
+            }
+            if rng.chance(4) {
+                src.widen = wide(rng, 16);
+            }
+            if rng.chance(4) {
+                src.lane = wide(rng, 8);
+            }
+            src.neg = rng.chance(6);
+            src.abs = rng.chance(6);
+            src.not = rng.chance(6);
+        }
+        for k in 0..MAX_IMMEDIATES {
+            if k < info.imms.len() || rng.chance(30) {
+                // The field's width, sometimes one bit more.
+                let bits = u32::from(info.imms.get(k).map_or(0, |f| f.width)) + u32::from(rng.chance(8));
+                i.imms[k] = (rng.next() as u32).checked_shr(32 - bits.min(32)).unwrap_or(0);
+            }
+        }
+        for k in 0..MAX_MODIFIERS {
+            if (k < info.mods.len() && rng.chance(3)) || rng.chance(60) {
+                i.mods[k] = wide(rng, 16);
+            }
+        }
+        i
+    }
+
+    /// The fast path accepts exactly the valid instructions, with the reference word.
+    #[test]
+    fn fast_path_agrees_with_validation() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let (mut valid, mut invalid) = (0, 0);
+        for op in Opcode::ALL {
+            for _ in 0..3000 {
+                let i = near_valid(op, &mut rng);
+                let reference = i.validate().ok().map(|()| encode_raw(&i).unwrap());
+                assert_eq!(encode_valid(&i), reference, "{i:?}");
+                match reference {
+                    Some(w) => {
+                        valid += 1;
+                        assert_eq!(encode(&i), Ok(w));
+                    }
+                    None => {
+                        invalid += 1;
+                        assert!(encode(&i).is_err());
+                    }
+                }
+            }
+        }
+        assert!(valid > 20_000 && invalid > 20_000, "{valid} valid, {invalid} invalid");
+    }
 }
