@@ -34,7 +34,7 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
     let mut c = Checker {
         program,
         diags: Vec::new(),
-        decls: FxHashMap::default(),
+        decls: Declared::default(),
         used: Vec::new(),
         declared_files: [false; File::ALL.len()],
         indirectly_used: [false; File::ALL.len()],
@@ -65,11 +65,35 @@ struct Range {
     cover_decl: usize,
 }
 
+/// Declared ranges per (file, dimension). Dimension 0 (every register of most shaders) is a
+/// table indexed by file, read once per register operand without hashing; other dimensions
+/// (constant buffers 1 and up) are in a map.
+#[derive(Default)]
+struct Declared {
+    first_dimension: [Vec<Range>; File::ALL.len()],
+    other: FxHashMap<(File, u32), Vec<Range>>,
+}
+
+impl Declared {
+    fn ranges(&self, file: File, dim: u32) -> Option<&Vec<Range>> {
+        if dim == 0 { Some(&self.first_dimension[file as usize]) } else { self.other.get(&(file, dim)) }
+    }
+
+    fn ranges_mut(&mut self, file: File, dim: u32) -> &mut Vec<Range> {
+        if dim == 0 { &mut self.first_dimension[file as usize] } else { self.other.entry((file, dim)).or_default() }
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = ((File, u32), &mut Vec<Range>)> {
+        let first = self.first_dimension.iter_mut().enumerate().map(|(f, ranges)| ((File::ALL[f], 0), ranges));
+        first.chain(self.other.iter_mut().map(|(&key, ranges)| (key, ranges)))
+    }
+}
+
 struct Checker<'a> {
     program: &'a Program,
     diags: Vec<Diagnostic>,
     /// Declared ranges per (file, dimension), sorted by `first`.
-    decls: FxHashMap<(File, u32), Vec<Range>>,
+    decls: Declared,
     /// Per declaration: has any of its registers been used.
     used: Vec<(bool, &'a Declaration)>,
     /// Files with at least one declaration (indexed by `File as usize`).
@@ -146,7 +170,7 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let dim = if self.per_vertex(d.file) { 0 } else { d.dimension.unwrap_or(0) };
-            self.decls.entry((d.file, dim)).or_default().push(Range {
+            self.decls.ranges_mut(d.file, dim).push(Range {
                 first: d.first,
                 last: d.last,
                 decl: index,
@@ -158,7 +182,7 @@ impl<'a> Checker<'a> {
             self.semantic(d);
         }
         let processor = self.processor();
-        for ((file, dim), ranges) in &mut self.decls {
+        for ((file, dim), ranges) in self.decls.iter_mut() {
             ranges.sort_by_key(|r| (r.first, r.decl));
             let mut widest: Option<Range> = None;
             for r in ranges.iter_mut() {
@@ -166,11 +190,11 @@ impl<'a> Checker<'a> {
                     && r.first <= w.last
                 {
                     let per_vertex = matches!(
-                        (processor, *file),
+                        (processor, file),
                         (Processor::Geom | Processor::TessEval, File::Input)
                             | (Processor::TessCtrl, File::Input | File::Output)
                     );
-                    let reg = register_name(*file, *dim, r.first.max(w.first), per_vertex);
+                    let reg = register_name(file, dim, r.first.max(w.first), per_vertex);
                     self.diags.push(
                         Diagnostic::error("E0110", r.span, format!("{reg} is declared twice"))
                             .with_label("second declaration")
@@ -507,7 +531,7 @@ impl<'a> Checker<'a> {
         }
         let dim = if per_vertex { 0 } else { r.dimension.map_or(0, |d| d.value as u32) };
         let index = r.index.value as u32;
-        let found = self.decls.get(&(file, dim)).and_then(|ranges| {
+        let found = self.decls.ranges(file, dim).and_then(|ranges| {
             let upto = ranges.partition_point(|x| x.first <= index);
             let candidate = ranges.get(upto.checked_sub(1)?)?;
             (candidate.cover_last >= index).then_some(candidate.cover_decl)
