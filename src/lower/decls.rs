@@ -12,121 +12,144 @@
 //! also for overlapping declarations (e.g. the same range declared under two dimensions),
 //! where the lookup walks back over the overlapping candidates.
 
-use crate::tgsi::ast::{Declaration, File, ResourceDecl};
-use rustc_hash::FxHashMap;
+use crate::tgsi::ast::{Declaration, File, Program, ResourceDecl};
 
-/// The declarations of one file (or of the sampler views) ordered for range queries.
-#[derive(Default)]
-pub struct Ranges<'p> {
-    /// In statement order; positions in here are the tie-breaker between overlapping ranges.
-    decls: Vec<&'p Declaration>,
-    /// `(first, last, position in decls)`, sorted by `(first, position)`.
-    sorted: Vec<(u32, u32, u32)>,
-    /// `cover[k]`: the largest `last` in `sorted[..=k]` (stops the backward walk).
-    cover: Vec<u32>,
+/// One declaration in a range table.
+#[derive(Clone, Copy)]
+struct Entry<'p> {
+    decl: &'p Declaration,
+    /// The statement-order position (tie-breaker between overlapping ranges).
+    position: u32,
+    /// The largest `last` of this entry and the entries before it in the same file
+    /// (stops the backward walk of [`Declarations::covering_if`]).
+    cover: u32,
 }
 
-impl<'p> Ranges<'p> {
-    fn push(&mut self, d: &'p Declaration) {
-        self.sorted.push((d.first, d.last, self.decls.len() as u32));
-        self.decls.push(d);
-    }
-
-    fn finish(&mut self) {
-        self.sorted.sort_unstable_by_key(|&(first, _, position)| (first, position));
-        let mut widest = 0;
-        self.cover = self
-            .sorted
-            .iter()
-            .map(|&(_, last, _)| {
-                widest = widest.max(last);
-                widest
-            })
-            .collect();
-    }
-
-    /// The first declaration in statement order covering `index` that `accept` allows.
-    pub fn covering(&self, index: i64, accept: impl Fn(&Declaration) -> bool) -> Option<&'p Declaration> {
-        let index = u32::try_from(index).ok()?;
-        let upto = self.sorted.partition_point(|&(first, _, _)| first <= index);
-        let mut best: Option<u32> = None;
-        for k in (0..upto).rev() {
-            if self.cover[k] < index {
-                break;
-            }
-            let (_, last, position) = self.sorted[k];
-            if last >= index && best.is_none_or(|b| position < b) && accept(self.decls[position as usize]) {
-                best = Some(position);
-            }
-        }
-        best.map(|b| self.decls[b as usize])
-    }
-
-    /// The declarations in statement order.
-    pub fn in_order(&self) -> &[&'p Declaration] {
-        &self.decls
-    }
-
-    /// The smallest first and largest last register (0, 0 without declarations).
-    pub fn span(&self) -> (i64, i64) {
-        let first = self.sorted.first().map_or(0, |&(first, _, _)| i64::from(first));
-        let last = self.cover.last().map_or(0, |&last| i64::from(last));
-        (first, last)
-    }
-}
-
-/// Per-file range indexes, the sampler-view table and the arrays by ArrayID.
+/// The declarations sorted for range queries. Small shaders dominate, so everything lives in
+/// one vector (tables that stay empty allocate nothing).
 pub struct Declarations<'p> {
-    /// Indexed by `File as usize`.
-    files: Vec<Ranges<'p>>,
-    /// `DCL SVIEW` and legacy `DCL RES` declarations that declare sampler views.
-    views: Ranges<'p>,
-    /// The first declaration of each `(file, ArrayID)`.
-    arrays: FxHashMap<(File, u32), &'p Declaration>,
+    /// Sorted by `(file, first, position)`; the file segments are given by `starts`.
+    entries: Vec<Entry<'p>>,
+    /// `entries[starts[f]..starts[f + 1]]` are the declarations of file `f`.
+    starts: [u32; File::ALL.len() + 1],
+    /// `DCL SVIEW` and legacy `DCL RES` declarations of sampler views, sorted by
+    /// `(first, position)`.
+    views: Vec<Entry<'p>>,
+    /// `(file, ArrayID, declaration)` of the first declaration of each array, sorted.
+    arrays: Vec<(File, u32, &'p Declaration)>,
 }
 
 impl<'p> Declarations<'p> {
-    pub fn new(declarations: impl Iterator<Item = &'p Declaration>) -> Declarations<'p> {
-        let mut files: Vec<Ranges<'p>> = (0..File::ALL.len()).map(|_| Ranges::default()).collect();
-        let mut views = Ranges::default();
-        let mut arrays = FxHashMap::default();
-        for d in declarations {
-            files[d.file as usize].push(d);
-            if matches!(d.file, File::SamplerView | File::LegacyResource)
-                && matches!(d.resource, Some(ResourceDecl::SamplerView { .. }))
+    pub fn new(program: &'p Program) -> Declarations<'p> {
+        // A counting sort by file (declarations usually come in ascending order within a
+        // file, so the per-file sorts below only check).
+        let mut starts = [0u32; File::ALL.len() + 1];
+        for decl in program.declarations() {
+            starts[decl.file as usize + 1] += 1;
+        }
+        for f in 0..File::ALL.len() {
+            starts[f + 1] += starts[f];
+        }
+        let mut next = starts;
+        // Every slot is overwritten below; the first declaration only fills them meanwhile.
+        let mut entries: Vec<Entry<'p>> = match program.declarations().next() {
+            Some(decl) => vec![Entry { decl, position: 0, cover: 0 }; starts[File::ALL.len()] as usize],
+            None => Vec::new(),
+        };
+        let mut views = Vec::new();
+        let mut arrays = Vec::new();
+        for (position, decl) in program.declarations().enumerate() {
+            let entry = Entry { decl, position: position as u32, cover: decl.last };
+            entries[next[decl.file as usize] as usize] = entry;
+            next[decl.file as usize] += 1;
+            if matches!(decl.file, File::SamplerView | File::LegacyResource)
+                && matches!(decl.resource, Some(ResourceDecl::SamplerView { .. }))
             {
-                views.push(d);
+                views.push(entry);
             }
-            if let Some(id) = d.array_id {
-                arrays.entry((d.file, id)).or_insert(d);
+            if let Some(id) = decl.array_id {
+                arrays.push((decl.file, id, decl));
             }
         }
-        for ranges in &mut files {
-            ranges.finish();
+        for f in 0..File::ALL.len() {
+            sort_and_cover(&mut entries[starts[f] as usize..starts[f + 1] as usize]);
         }
-        views.finish();
-        Declarations { files, views, arrays }
+        sort_and_cover(&mut views);
+        // Stable: the first declaration of an array stays first among its equals.
+        arrays.sort_by_key(|&(file, id, _)| (file, id));
+        arrays.dedup_by_key(|&mut (file, id, _)| (file, id));
+        Declarations { entries, starts, views, arrays }
     }
 
-    /// The declarations of `file`.
-    pub fn of(&self, file: File) -> &Ranges<'p> {
-        &self.files[file as usize]
+    fn segment(&self, file: File) -> &[Entry<'p>] {
+        &self.entries[self.starts[file as usize] as usize..self.starts[file as usize + 1] as usize]
     }
 
-    /// The first declaration covering register `index` of `file`.
+    /// The first declaration of `file` (in statement order) covering register `index`.
     pub fn covering(&self, file: File, index: i64) -> Option<&'p Declaration> {
-        self.of(file).covering(index, |_| true)
+        covering(self.segment(file), index, |_| true)
+    }
+
+    /// The first declaration of `file` covering register `index` that `accept` allows.
+    pub fn covering_if(
+        &self,
+        file: File,
+        index: i64,
+        accept: impl Fn(&Declaration) -> bool,
+    ) -> Option<&'p Declaration> {
+        covering(self.segment(file), index, accept)
     }
 
     /// The first sampler-view declaration (SVIEW or legacy RES) covering view `unit`.
     pub fn view(&self, unit: i64) -> Option<&'p Declaration> {
-        self.views.covering(unit, |_| true)
+        covering(&self.views, unit, |_| true)
     }
 
     /// The first declaration of `file` with ArrayID `id`.
     pub fn array(&self, file: File, id: u32) -> Option<&'p Declaration> {
-        self.arrays.get(&(file, id)).copied()
+        let at = self.arrays.binary_search_by_key(&(file, id), |&(file, id, _)| (file, id)).ok()?;
+        Some(self.arrays[at].2)
     }
+
+    /// The smallest first and largest last register of `file` (0, 0 without declarations).
+    pub fn span(&self, file: File) -> (i64, i64) {
+        let segment = self.segment(file);
+        let first = segment.first().map_or(0, |e| i64::from(e.decl.first));
+        let last = segment.last().map_or(0, |e| i64::from(e.cover));
+        (first, last)
+    }
+}
+
+/// Sorts a table in statement order by `(first, position)` and sets each `cover` to the running
+/// maximum of `last`.
+fn sort_and_cover(table: &mut [Entry]) {
+    if !table.is_sorted_by_key(|e| e.decl.first) {
+        // Stable: equal firsts keep statement order.
+        table.sort_by_key(|e| e.decl.first);
+    }
+    let mut widest = 0;
+    for e in table {
+        widest = widest.max(e.decl.last);
+        e.cover = widest;
+    }
+}
+
+/// The first entry in statement order of `table` (sorted by first register, with running
+/// covers) that covers `index` and that `accept` allows. Without overlaps the walk stops at
+/// the first entry it looks at.
+fn covering<'p>(table: &[Entry<'p>], index: i64, accept: impl Fn(&Declaration) -> bool) -> Option<&'p Declaration> {
+    let index = u32::try_from(index).ok()?;
+    let upto = table.partition_point(|e| e.decl.first <= index);
+    let mut best: Option<Entry> = None;
+    for e in table[..upto].iter().rev() {
+        if e.cover < index {
+            break;
+        }
+        if e.decl.last >= index && best.is_none_or(|b| e.position < b.position) && accept(e.decl) {
+            best = Some(*e);
+        }
+    }
+    best.map(|b| b.decl)
 }
 
 #[cfg(test)]
@@ -150,15 +173,15 @@ mod tests {
         let p = program(
             "FRAG\nDCL TEMP[4..9]\nDCL TEMP[0..20]\nDCL TEMP[2..3]\nDCL TEMP[30]\nDCL TEMP[5]\nDCL IN[3], GENERIC[0]\nEND\n",
         );
-        let index = Declarations::new(p.declarations());
+        let index = Declarations::new(&p);
         for file in [File::Temp, File::Input, File::Output] {
             for i in -2..40 {
                 let want = scan(&p, file, i).map(|d| d.span);
                 assert_eq!(index.covering(file, i).map(|d| d.span), want, "{file:?}[{i}]");
             }
         }
-        assert_eq!(index.of(File::Temp).span(), (0, 30));
-        assert_eq!(index.of(File::Output).span(), (0, 0));
+        assert_eq!(index.span(File::Temp), (0, 30));
+        assert_eq!(index.span(File::Output), (0, 0));
     }
 
     #[test]
@@ -166,12 +189,12 @@ mod tests {
         let p = program(
             "FRAG\nDCL SVIEW[0..1], 2D, FLOAT\nDCL SVIEW[3], CUBE, UINT\nDCL TEMP[0..3], ARRAY(1)\nDCL TEMP[4..5], ARRAY(2)\nEND\n",
         );
-        let index = Declarations::new(p.declarations());
+        let index = Declarations::new(&p);
         assert_eq!(index.view(1).map(|d| d.first), Some(0));
         assert_eq!(index.view(2).map(|d| d.first), None);
         assert_eq!(index.view(3).map(|d| d.first), Some(3));
         assert_eq!(index.array(File::Temp, 2).map(|d| d.first), Some(4));
         assert_eq!(index.array(File::Temp, 3).map(|d| d.first), None);
-        assert_eq!(index.of(File::Temp).covering(5, |d| d.array_id.is_some()).map(|d| d.last), Some(5));
+        assert_eq!(index.covering_if(File::Temp, 5, |d| d.array_id.is_some()).map(|d| d.last), Some(5));
     }
 }

@@ -333,10 +333,9 @@ fn fixed_slots(ctx: &mut Ctx) -> std::rc::Rc<[u32]> {
         return slots.clone();
     }
     let mut slots: Vec<u32> = ctx
-        .decls
-        .of(File::Input)
-        .in_order()
-        .iter()
+        .program
+        .declarations()
+        .filter(|d| d.file == File::Input)
         .filter_map(|d| d.semantic.as_ref())
         .filter_map(|s| fixed_slot(s.name, s.index))
         .collect();
@@ -972,7 +971,7 @@ fn interpolate(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
 /// The output registers with their semantics.
 fn output_decls<'p>(ctx: &Ctx<'p>) -> Vec<(i64, SemanticName, u32)> {
     let mut outs = Vec::new();
-    for d in ctx.decls.of(File::Output).in_order() {
+    for d in ctx.program.declarations().filter(|d| d.file == File::Output) {
         let (name, index) = d.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
         for (k, i) in (d.first..=d.last).enumerate() {
             outs.push((i64::from(i), name, index + k as u32));

@@ -253,7 +253,7 @@ impl<'p> Ctx<'p> {
             errors: Vec::new(),
             current: 0,
             scratch_vars: Vec::new(),
-            decls: decls::Declarations::new(program.declarations()),
+            decls: decls::Declarations::new(program),
         }
     }
 

@@ -262,11 +262,10 @@ pub fn array_range(ctx: &mut Ctx, file: File, index: &Index) -> (i64, i64) {
     {
         return (i64::from(d.first), i64::from(d.last));
     }
-    let decls = ctx.decls.of(file);
-    if let Some(d) = decls.covering(i64::from(index.value), |d| d.array_id.is_some()) {
+    if let Some(d) = ctx.decls.covering_if(file, i64::from(index.value), |d| d.array_id.is_some()) {
         return (i64::from(d.first), i64::from(d.last));
     }
-    decls.span()
+    ctx.decls.span(file)
 }
 
 // ---- Destinations -----------------------------------------------------------------------------
