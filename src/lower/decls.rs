@@ -162,7 +162,7 @@ mod tests {
     }
 
     /// The scan the index replaces: first in statement order.
-    fn scan<'p>(p: &'p crate::tgsi::ast::Program, file: File, index: i64) -> Option<&'p Declaration> {
+    fn scan(p: &crate::tgsi::ast::Program, file: File, index: i64) -> Option<&Declaration> {
         p.declarations().find(|d| d.file == file && (i64::from(d.first)..=i64::from(d.last)).contains(&index))
     }
 
