@@ -441,7 +441,7 @@ pub struct ValueInfo {
 }
 
 /// A shader in SSA form.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Shader {
     pub stage: Stage,
     /// Blocks in layout order; block 0 is the entry.
@@ -449,6 +449,26 @@ pub struct Shader {
     pub insts: Vec<Inst>,
     pub values: Vec<ValueInfo>,
     pool: Vec<Value>,
+}
+
+/// A clone keeps room to grow (a quarter more instructions, values and value-list entries):
+/// clones are shaders that passes still edit (the IDVS variants), and a clone without spare
+/// capacity would copy a whole arena on its first insertion.
+impl Clone for Shader {
+    fn clone(&self) -> Shader {
+        fn with_room<T: Clone>(v: &[T]) -> Vec<T> {
+            let mut out = Vec::with_capacity(v.len() + v.len() / 4 + 16);
+            out.extend_from_slice(v);
+            out
+        }
+        Shader {
+            stage: self.stage,
+            blocks: self.blocks.clone(),
+            insts: with_room(&self.insts),
+            values: with_room(&self.values),
+            pool: with_room(&self.pool),
+        }
+    }
 }
 
 impl Shader {

@@ -165,11 +165,13 @@ pub struct IoState {
     pub demoted: Option<super::ssa::Var>,
     /// frag_w (`LD_VAR_SPECIAL` 2, in the entry block), once loaded.
     frag_w: Option<Value>,
+    /// The fixed varying slots of the fragment inputs (see [`fixed_slots`]), computed once.
+    fixed_input_slots: Option<std::rc::Rc<[u32]>>,
 }
 
 /// The declaration covering register `index` of `file`.
 fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declaration> {
-    ctx.program.declarations().find(|d| d.file == file && (i64::from(d.first)..=i64::from(d.last)).contains(&index))
+    ctx.decls.covering(file, index)
 }
 
 /// The value the hardware preloads into `reg`.
@@ -325,17 +327,22 @@ fn varying_offset(fixed: &[u32], semantic: SemanticName, index: u32) -> Option<u
     Some(16 * fixed.iter().filter(|&&s| s < slot).count() as u32)
 }
 
-/// The fixed slots of the varying declarations of `file`.
-fn fixed_slots(ctx: &Ctx, file: File) -> Vec<u32> {
+/// The fixed slots of the varying declarations of the fragment inputs, sorted and unique.
+fn fixed_slots(ctx: &mut Ctx) -> std::rc::Rc<[u32]> {
+    if let Some(slots) = &ctx.io.fixed_input_slots {
+        return slots.clone();
+    }
     let mut slots: Vec<u32> = ctx
         .program
         .declarations()
-        .filter(|d| d.file == file)
+        .filter(|d| d.file == File::Input)
         .filter_map(|d| d.semantic.as_ref())
         .filter_map(|s| fixed_slot(s.name, s.index))
         .collect();
     slots.sort_unstable();
     slots.dedup();
+    let slots: std::rc::Rc<[u32]> = slots.into();
+    ctx.io.fixed_input_slots = Some(slots.clone());
     slots
 }
 
@@ -425,7 +432,7 @@ fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
     if matches!(name, SemanticName::Position | SemanticName::Face | SemanticName::Pcoord) {
         return None;
     }
-    let fixed = fixed_slots(ctx, File::Input);
+    let fixed = fixed_slots(ctx);
     let offset = varying_offset(&fixed, name, sem_index)?;
     let interpolation = decl.interpolation.unwrap_or(Interpolation::Perspective);
     let location = decl.location.unwrap_or(Location::Center);

@@ -257,7 +257,7 @@ enum Resource {
 
 /// The declaration covering `index` of `file`.
 fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declaration> {
-    ctx.program.declarations().find(|d| d.file == file && (i64::from(d.first)..=i64::from(d.last)).contains(&index))
+    ctx.decls.covering(file, index)
 }
 
 /// Adds `index` to a sorted list without duplicates.

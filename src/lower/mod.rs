@@ -18,6 +18,7 @@
 mod alu;
 mod bits;
 mod convert;
+mod decls;
 mod int;
 mod io;
 mod memory;
@@ -197,6 +198,8 @@ pub(crate) struct Ctx<'p> {
     pub current: usize,
     /// A reusable buffer for joins.
     scratch_vars: Vec<Var>,
+    /// The declarations indexed for lookups by register.
+    pub decls: decls::Declarations<'p>,
 }
 
 impl<'p> Ctx<'p> {
@@ -250,6 +253,7 @@ impl<'p> Ctx<'p> {
             errors: Vec::new(),
             current: 0,
             scratch_vars: Vec::new(),
+            decls: decls::Declarations::new(program),
         }
     }
 

@@ -18,8 +18,8 @@ use super::ssa::Var;
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Operand, Src, Value};
 use crate::tgsi::ast::{
-    Component, DstOperand, ExtendedComponent, File, Index, Instruction, LegacySourceModifiers, Register, ResourceDecl,
-    Saturate, SrcOperand,
+    Component, DstOperand, ExtendedComponent, File, Index, Instruction, LegacySourceModifiers, Register, Saturate,
+    SrcOperand,
 };
 use crate::valhall::tables::{Clamp, Condition, ResultType};
 
@@ -257,24 +257,15 @@ pub fn select_chain(ctx: &mut Ctx, idx: Value, first: i64, elements: &[Operand])
 /// ArrayID, else the declaration containing the base index, else every declared register of
 /// the file.
 pub fn array_range(ctx: &mut Ctx, file: File, index: &Index) -> (i64, i64) {
-    let decls: Vec<_> = ctx.program.declarations().filter(|d| d.file == file).collect();
     if index.array_id != 0
-        && let Some(d) = decls.iter().find(|d| d.array_id == Some(index.array_id))
+        && let Some(d) = ctx.decls.array(file, index.array_id)
     {
         return (i64::from(d.first), i64::from(d.last));
     }
-    let base = i64::from(index.value);
-    if let Some(d) =
-        decls.iter().find(|d| (i64::from(d.first)..=i64::from(d.last)).contains(&base) && d.array_id.is_some())
-    {
+    if let Some(d) = ctx.decls.covering_if(file, i64::from(index.value), |d| d.array_id.is_some()) {
         return (i64::from(d.first), i64::from(d.last));
     }
-    let first = decls.iter().map(|d| i64::from(d.first)).min().unwrap_or(0);
-    let last = decls.iter().map(|d| i64::from(d.last)).max().unwrap_or(0);
-    if matches!(decls.first().and_then(|d| d.resource.as_ref()), Some(ResourceDecl::ImmediateArray { .. })) {
-        return (first, last);
-    }
-    (first, last)
+    ctx.decls.span(file)
 }
 
 // ---- Destinations -----------------------------------------------------------------------------

@@ -258,14 +258,10 @@ fn instruction_target(ctx: &mut Ctx, inst: &Instruction) -> Option<Target> {
 
 /// The `DCL SVIEW` (or legacy `DCL RES`) declaration covering view `unit`.
 fn view_declaration(ctx: &Ctx, unit: i64) -> Option<(TextureTarget, ReturnType)> {
-    ctx.program.declarations().find_map(|d| {
-        let covers = matches!(d.file, File::SamplerView | File::LegacyResource)
-            && (i64::from(d.first)..=i64::from(d.last)).contains(&unit);
-        match &d.resource {
-            Some(ResourceDecl::SamplerView { target, return_types }) if covers => Some((*target, return_types[0])),
-            _ => None,
-        }
-    })
+    match &ctx.decls.view(unit)?.resource {
+        Some(ResourceDecl::SamplerView { target, return_types }) => Some((*target, return_types[0])),
+        _ => None,
+    }
 }
 
 /// The target of a SAMPLE-style view operand, from its declaration.
