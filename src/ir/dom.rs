@@ -8,7 +8,7 @@
 use super::{Block, Shader};
 
 /// Dominator tree and block orders of a shader.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DomTree {
     /// Reverse post-order of the blocks reachable from the entry.
     pub rpo: Vec<Block>,
