@@ -4,18 +4,22 @@ use crate::ir::{Block, InstKind, Shader};
 
 pub fn run(shader: &mut Shader) -> bool {
     let n = shader.blocks.len();
+    // Two allocations when every block is reachable (the common case).
     let mut reachable = vec![false; n];
-    let mut work = vec![Block(0)];
+    let mut work = Vec::with_capacity(n);
+    work.push(Block(0));
     reachable[0] = true;
+    let mut reached = 1;
     while let Some(b) = work.pop() {
-        for s in shader.succs(b).collect::<Vec<_>>() {
+        for s in shader.succs(b) {
             if !reachable[s.index()] {
                 reachable[s.index()] = true;
+                reached += 1;
                 work.push(s);
             }
         }
     }
-    if reachable.iter().all(|&r| r) {
+    if reached == n {
         return false;
     }
     // Drop dead predecessors and the matching φ arguments.
