@@ -3,7 +3,7 @@
 //! removed — including cycles of φs and updates that only feed each other (a loop counter
 //! nobody reads after the loop). Linear in the program size.
 
-use crate::ir::{Block, InstId, InstKind, Operand, Shader, Src, Terminator};
+use crate::ir::{Block, InstId, InstKind, Operand, Shader, Terminator};
 
 pub fn run(shader: &mut Shader) -> bool {
     let mut live = vec![false; shader.insts.len()];
@@ -31,10 +31,9 @@ pub fn run(shader: &mut Shader) -> bool {
         // The operands are read directly rather than through `Shader::for_each_use`, without
         // the opcode-table lookups it needs to tell read from written staging lists: a written
         // staging value is defined by this instruction, already live, so marking it is a no-op.
-        // Unused source slots of a machine instruction hold `Operand::None` (IR invariant).
         let inst = shader.inst(id);
-        let sources: &[Src] = match inst.kind {
-            InstKind::Machine => &inst.srcs,
+        let sources = match inst.kind {
+            InstKind::Machine => &inst.srcs[..],
             InstKind::Copy => &inst.srcs[..1],
             _ => &[],
         };
@@ -45,10 +44,13 @@ pub fn run(shader: &mut Shader) -> bool {
                     mark_value(lo, &mut live, &mut work);
                     mark_value(hi, &mut live, &mut work);
                 }
+                // A machine instruction's used source slots come first and are never `None`
+                // (IR invariant).
+                Operand::None => break,
                 _ => {}
             }
         }
-        for list in inst.staging.into_iter().chain([inst.args]) {
+        for &list in &[inst.staging[0], inst.staging[1], inst.args] {
             if !list.is_empty() {
                 for &v in shader.get(list) {
                     mark_value(v, &mut live, &mut work);
