@@ -3,7 +3,7 @@
 //! removed — including cycles of φs and updates that only feed each other (a loop counter
 //! nobody reads after the loop). Linear in the program size.
 
-use crate::ir::{Block, InstId, InstKind, Operand, Shader, Terminator};
+use crate::ir::{Block, InstId, Shader, Terminator};
 
 pub fn run(shader: &mut Shader) -> bool {
     let mut live = vec![false; shader.insts.len()];
@@ -28,35 +28,7 @@ pub fn run(shader: &mut Shader) -> bool {
         }
     }
     while let Some(id) = work.pop() {
-        // The operands are read directly rather than through `Shader::for_each_use`, without
-        // the opcode-table lookups it needs to tell read from written staging lists: a written
-        // staging value is defined by this instruction, already live, so marking it is a no-op.
-        let inst = shader.inst(id);
-        let sources = match inst.kind {
-            InstKind::Machine => &inst.srcs[..],
-            InstKind::Copy => &inst.srcs[..1],
-            _ => &[],
-        };
-        for src in sources {
-            match src.operand {
-                Operand::Value(v) => mark_value(v, &mut live, &mut work),
-                Operand::Pair(lo, hi) => {
-                    mark_value(lo, &mut live, &mut work);
-                    mark_value(hi, &mut live, &mut work);
-                }
-                // A machine instruction's used source slots come first and are never `None`
-                // (IR invariant).
-                Operand::None => break,
-                _ => {}
-            }
-        }
-        for &list in &[inst.staging[0], inst.staging[1], inst.args] {
-            if !list.is_empty() {
-                for &v in shader.get(list) {
-                    mark_value(v, &mut live, &mut work);
-                }
-            }
-        }
+        shader.for_each_use(shader.inst(id), |v| mark_value(v, &mut live, &mut work));
     }
     let mut changed = false;
     for b in 0..shader.blocks.len() {
