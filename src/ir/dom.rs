@@ -8,7 +8,7 @@
 use super::{Block, Shader};
 
 /// Dominator tree and block orders of a shader.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DomTree {
     /// Reverse post-order of the blocks reachable from the entry.
     pub rpo: Vec<Block>,
@@ -26,8 +26,11 @@ pub struct DomTree {
 impl DomTree {
     pub fn compute(shader: &Shader) -> DomTree {
         let n = shader.blocks.len();
-        let rpo = reverse_post_order(shader);
+        // Few allocations (this runs several times per compile): `rpo_index` doubles as the
+        // visited marks of the depth-first search and one stack serves both walks.
         let mut rpo_index = vec![u32::MAX; n];
+        let mut stack: Vec<(Block, usize)> = Vec::with_capacity(n);
+        let rpo = rpo_into(shader, &mut rpo_index, &mut stack);
         for (i, b) in rpo.iter().enumerate() {
             rpo_index[b.index()] = i as u32;
         }
@@ -54,26 +57,28 @@ impl DomTree {
                 }
             }
         }
+        // `child_start[d]` first counts up to the end of `d`'s children, then (filling them
+        // backwards, so they stay in RPO order) down to their start.
         let mut child_start = vec![0u32; n + 1];
         for &b in rpo.iter().skip(1) {
             if let Some(d) = idom[b.index()] {
-                child_start[d.index() + 1] += 1;
+                child_start[d.index()] += 1;
             }
         }
-        for b in 0..n {
-            child_start[b + 1] += child_start[b];
+        for b in 1..=n {
+            child_start[b] += child_start[b - 1];
         }
-        let mut fill = child_start.clone();
         let mut children = vec![entry; child_start[n] as usize];
-        for &b in rpo.iter().skip(1) {
+        for &b in rpo.iter().skip(1).rev() {
             if let Some(d) = idom[b.index()] {
-                children[fill[d.index()] as usize] = b;
-                fill[d.index()] += 1;
+                child_start[d.index()] -= 1;
+                children[child_start[d.index()] as usize] = b;
             }
         }
         let (mut pre, mut post) = (vec![u32::MAX; n], vec![u32::MAX; n]);
         let mut counter = 0;
-        let mut stack = vec![(entry, 0usize)];
+        stack.clear();
+        stack.push((entry, 0));
         pre[entry.index()] = counter;
         counter += 1;
         while let Some((b, i)) = stack.pop() {
@@ -143,20 +148,25 @@ fn intersect(idom: &[Option<Block>], rpo_index: &[u32], mut a: Block, mut b: Blo
 /// Reverse post-order from the entry (iterative depth-first search).
 pub fn reverse_post_order(shader: &Shader) -> Vec<Block> {
     let n = shader.blocks.len();
-    let mut visited = vec![false; n];
-    let mut post = Vec::with_capacity(n);
+    rpo_into(shader, &mut vec![u32::MAX; n], &mut Vec::with_capacity(n))
+}
+
+/// [`reverse_post_order`] with caller-provided scratch: `marks` (one per block, all
+/// `u32::MAX`; visited blocks get 0) and an empty `stack`.
+fn rpo_into(shader: &Shader, marks: &mut [u32], stack: &mut Vec<(Block, usize)>) -> Vec<Block> {
+    let mut post = Vec::with_capacity(shader.blocks.len());
     let entry = shader.entry();
     // (block, number of its successors not visited yet); successors are taken last first.
     let succ_count = |b: Block| shader.succs(b).count();
-    let mut stack: Vec<(Block, usize)> = vec![(entry, succ_count(entry))];
-    visited[entry.index()] = true;
+    stack.push((entry, succ_count(entry)));
+    marks[entry.index()] = 0;
     while let Some((b, left)) = stack.last_mut() {
         if *left > 0 {
             *left -= 1;
             if let Some(s) = shader.succs(*b).nth(*left)
-                && !visited[s.index()]
+                && marks[s.index()] == u32::MAX
             {
-                visited[s.index()] = true;
+                marks[s.index()] = 0;
                 stack.push((s, succ_count(s)));
             }
         } else {

@@ -11,8 +11,7 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
-use super::Outcome;
-use crate::ir::dom::DomTree;
+use super::{Analyses, Outcome};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::Opcode;
 use rustc_hash::FxHasher;
@@ -97,19 +96,20 @@ struct Available {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
-    run_reporting(shader).changed
+    run_reporting(shader, &mut Analyses::default()).changed
 }
 
-/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced.
-pub fn run_reporting(shader: &mut Shader) -> Outcome {
+/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced;
+/// takes the dominator tree from `analyses` (this pass does not change the CFG).
+pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
-    let dom = (shader.blocks.len() > 1).then(|| DomTree::compute(shader));
-    let order = match &dom {
+    let dom = (shader.blocks.len() > 1).then(|| analyses.dom(shader));
+    let order = match dom {
         Some(dom) => dom.preorder(),
         None => vec![shader.entry()],
     };
-    let dominates = |a: Block, b: Block| dom.as_ref().is_none_or(|d| d.dominates(a, b));
+    let dominates = |a: Block, b: Block| dom.is_none_or(|d| d.dominates(a, b));
     // A chained hash table sized once from the instruction count (never rehashed): bucket
     // heads index `entries`, whose `next` fields chain the entries of one bucket.
     let buckets = (2 * shader.insts.len()).next_power_of_two().max(16);

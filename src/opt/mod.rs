@@ -13,6 +13,7 @@ pub mod simplify;
 pub mod unreachable;
 
 use crate::ir::Shader;
+use crate::ir::dom::DomTree;
 use crate::ir::verify::verify_after;
 
 /// Optimisation options.
@@ -49,8 +50,32 @@ impl Outcome {
     }
 }
 
+/// Analyses kept between passes while what they are computed from is unchanged.
+#[derive(Default)]
+pub struct Analyses {
+    /// The dominator tree of the current CFG; dropped by [`Analyses::cfg_changed`].
+    dom: Option<DomTree>,
+}
+
+impl Analyses {
+    /// The dominator tree, computed once per CFG (only `merge_blocks` changes edges).
+    pub fn dom(&mut self, shader: &Shader) -> &DomTree {
+        if cfg!(debug_assertions)
+            && let Some(dom) = &self.dom
+        {
+            assert!(*dom == DomTree::compute(shader), "a pass changed the CFG without saying so");
+        }
+        self.dom.get_or_insert_with(|| DomTree::compute(shader))
+    }
+
+    /// Forgets everything computed from the CFG.
+    pub fn cfg_changed(&mut self) {
+        self.dom = None;
+    }
+}
+
 /// A pass: rewrites the shader in place and says what it did.
-type Pass = fn(&mut Shader) -> Outcome;
+type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 
 /// The pipeline, in order: each pass with the passes its changes can give new work to.
 ///
@@ -89,6 +114,8 @@ struct Step {
     pass: Pass,
     enables: &'static [&'static str],
     idempotent: bool,
+    /// A change can add, remove or redirect CFG edges (drops the cached analyses).
+    changes_cfg: bool,
 }
 
 const ALL_BUT_MERGE: &[&str] = &["copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"];
@@ -96,27 +123,60 @@ const ALL_BUT_MERGE: &[&str] = &["copy_prop", "const_fold", "simplify", "mod_fol
 const PIPELINE: [Step; 8] = [
     Step {
         name: "merge_blocks",
-        pass: |s| Outcome::of(merge_blocks::run(s)),
+        pass: |s, _| Outcome::of(merge_blocks::run(s)),
         enables: &["merge_blocks", "copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"],
         idempotent: false,
+        changes_cfg: true,
     },
-    Step { name: "copy_prop", pass: |s| Outcome::of(copy_prop::run(s)), enables: ALL_BUT_MERGE, idempotent: true },
+    Step {
+        name: "copy_prop",
+        pass: |s, _| Outcome::of(copy_prop::run(s)),
+        enables: ALL_BUT_MERGE,
+        idempotent: true,
+        changes_cfg: false,
+    },
     Step {
         name: "const_fold",
-        pass: |s| Outcome::of(const_fold::run(s)),
+        pass: |s, _| Outcome::of(const_fold::run(s)),
         enables: &["copy_prop", "const_fold", "cse", "dce"],
         idempotent: false,
+        changes_cfg: false,
     },
-    Step { name: "simplify", pass: |s| Outcome::of(simplify::run(s)), enables: ALL_BUT_MERGE, idempotent: true },
-    Step { name: "mod_fold", pass: mod_fold::run_reporting, enables: ALL_BUT_MERGE, idempotent: false },
-    Step { name: "fma", pass: fma::run_reporting, enables: ALL_BUT_MERGE, idempotent: false },
+    Step {
+        name: "simplify",
+        pass: |s, _| Outcome::of(simplify::run(s)),
+        enables: ALL_BUT_MERGE,
+        idempotent: true,
+        changes_cfg: false,
+    },
+    Step {
+        name: "mod_fold",
+        pass: |s, _| mod_fold::run_reporting(s),
+        enables: ALL_BUT_MERGE,
+        idempotent: false,
+        changes_cfg: false,
+    },
+    Step {
+        name: "fma",
+        pass: |s, _| fma::run_reporting(s),
+        enables: ALL_BUT_MERGE,
+        idempotent: false,
+        changes_cfg: false,
+    },
     Step {
         name: "cse",
         pass: cse::run_reporting,
         enables: &["copy_prop", "const_fold", "mod_fold", "fma", "dce"],
         idempotent: true,
+        changes_cfg: false,
     },
-    Step { name: "dce", pass: |s| Outcome::of(dce::run(s)), enables: &["mod_fold", "fma"], idempotent: true },
+    Step {
+        name: "dce",
+        pass: |s, _| Outcome::of(dce::run(s)),
+        enables: &["mod_fold", "fma"],
+        idempotent: true,
+        changes_cfg: false,
+    },
 ];
 
 /// Runs the passes to a fixed point (bounded: each round is linear, and rounds stop as soon as
@@ -136,6 +196,7 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
     let mut dirty: u16 = (1 << steps.len()) - 1;
     // What the plain fixed point would run: every pass after any change (debug check only).
     let mut plain_dirty = dirty;
+    let mut analyses = Analyses::default();
     for _ in 0..8 {
         let mut changed = false;
         for (k, step) in steps.iter().enumerate() {
@@ -143,12 +204,16 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
             if dirty & this == 0 {
                 if cfg!(debug_assertions) && plain_dirty & this != 0 {
                     let mut copy = shader.clone();
-                    assert!(!(step.pass)(&mut copy).changed, "the skipped pass `{}` had work to do", step.name);
+                    assert!(
+                        !(step.pass)(&mut copy, &mut Analyses::default()).changed,
+                        "the skipped pass `{}` had work to do",
+                        step.name
+                    );
                     plain_dirty &= !this;
                 }
                 continue;
             }
-            let outcome = run_step(shader, step);
+            let outcome = run_step(shader, step, &mut analyses);
             if use_count_passes & this != 0 {
                 not_held = if outcome.held_by_uses { not_held & !this } else { not_held | this };
             }
@@ -184,8 +249,11 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
     }
 }
 
-fn run_step(shader: &mut Shader, step: &Step) -> Outcome {
-    let outcome = (step.pass)(shader);
+fn run_step(shader: &mut Shader, step: &Step, analyses: &mut Analyses) -> Outcome {
+    let outcome = (step.pass)(shader, analyses);
+    if outcome.changed && step.changes_cfg {
+        analyses.cfg_changed();
+    }
     if outcome.changed {
         verify_after(shader, step.name);
     }

@@ -1,39 +1,47 @@
 //! Removes blocks the entry cannot reach, with their φ arguments in the blocks they jumped to.
 
-use crate::ir::{Block, InstKind, Shader};
+use crate::ir::{Block, InstKind, Shader, Value};
 
 pub fn run(shader: &mut Shader) -> bool {
     let n = shader.blocks.len();
+    // Two allocations when every block is reachable (the common case).
     let mut reachable = vec![false; n];
-    let mut work = vec![Block(0)];
+    let mut work = Vec::with_capacity(n);
+    work.push(Block(0));
     reachable[0] = true;
+    let mut reached = 1;
     while let Some(b) = work.pop() {
-        for s in shader.succs(b).collect::<Vec<_>>() {
+        for s in shader.succs(b) {
             if !reachable[s.index()] {
                 reachable[s.index()] = true;
+                reached += 1;
                 work.push(s);
             }
         }
     }
-    if reachable.iter().all(|&r| r) {
+    if reached == n {
         return false;
     }
-    // Drop dead predecessors and the matching φ arguments.
+    // Drop dead predecessors and the matching φ arguments (without copying lists that stay).
+    let mut keep: Vec<bool> = Vec::new();
+    let mut args: Vec<Value> = Vec::new();
     for b in 0..n {
-        if !reachable[b] {
+        if !reachable[b] || shader.blocks[b].preds.iter().all(|p| reachable[p.index()]) {
             continue;
         }
-        let preds = shader.blocks[b].preds.clone();
-        if preds.iter().all(|p| reachable[p.index()]) {
-            continue;
-        }
-        let keep: Vec<bool> = preds.iter().map(|p| reachable[p.index()]).collect();
-        for id in shader.block_insts(Block(b as u32)).collect::<Vec<_>>() {
-            if shader.inst(id).kind != InstKind::Phi {
+        keep.clear();
+        keep.extend(shader.blocks[b].preds.iter().map(|p| reachable[p.index()]));
+        for i in 0..shader.blocks[b].insts.len() {
+            let id = shader.blocks[b].insts[i];
+            let inst = shader.inst(id);
+            if inst.dead {
+                continue;
+            }
+            if inst.kind != InstKind::Phi {
                 break;
             }
-            let args: Vec<_> =
-                shader.get(shader.inst(id).args).iter().zip(&keep).filter(|(_, k)| **k).map(|(a, _)| *a).collect();
+            args.clear();
+            args.extend(shader.get(inst.args).iter().zip(&keep).filter(|(_, k)| **k).map(|(a, _)| *a));
             let list = shader.list(&args);
             shader.inst_mut(id).args = list;
         }
@@ -42,13 +50,12 @@ pub fn run(shader: &mut Shader) -> bool {
     // Remove the dead blocks: move them to the end of the layout, then truncate.
     let order: Vec<Block> = (0..n as u32).map(Block).filter(|b| reachable[b.index()]).collect();
     let live = order.len();
-    for (b, &live) in reachable.iter().enumerate() {
-        if !live {
-            for id in shader.blocks[b].insts.clone() {
-                shader.inst_mut(id).dead = true;
-            }
-            shader.blocks[b].preds.clear();
+    let Shader { blocks, insts, .. } = shader;
+    for (block, _) in blocks.iter_mut().zip(&reachable).filter(|(_, live)| !**live) {
+        for id in &block.insts {
+            insts[id.index()].dead = true;
         }
+        block.preds.clear();
     }
     shader.reorder_blocks(&order);
     shader.blocks.truncate(live);
