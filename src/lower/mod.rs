@@ -1142,30 +1142,10 @@ impl<'p> Ctx<'p> {
         if !in_order {
             shader.reorder_blocks(&self.layout);
         }
-        // Most shaders have no unreachable block; checking is cheaper than the pass.
-        if !all_reachable(&shader) {
-            crate::opt::unreachable::run(&mut shader);
-        }
+        // Returns after one reachability walk when every block is reachable (the common case).
+        crate::opt::unreachable::run(&mut shader);
         shader
     }
-}
-
-/// Whether the entry reaches every block.
-fn all_reachable(shader: &Shader) -> bool {
-    let mut reached = vec![false; shader.blocks.len()];
-    let mut stack = vec![Block(0)];
-    reached[0] = true;
-    let mut count = 1;
-    while let Some(b) = stack.pop() {
-        for s in shader.succs(b) {
-            if !reached[s.index()] {
-                reached[s.index()] = true;
-                count += 1;
-                stack.push(s);
-            }
-        }
-    }
-    count == shader.blocks.len()
 }
 
 #[cfg(test)]
