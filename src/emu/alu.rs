@@ -7,7 +7,8 @@ use super::fp::{self, F16, F32, Format, Round};
 use super::machine::{Machine, Program, SWZ8_BYTES, SWZ16_BYTES, bytes_used, halves_of};
 use super::sfu::{self, Frexp};
 use crate::valhall::Instr;
-use crate::valhall::tables::{EnumId, Opcode, SrcInfo, WidenKind};
+use crate::valhall::tables::{EnumId, INSTRUCTION_COUNT, Opcode, SrcInfo, WidenKind};
+use std::sync::LazyLock;
 
 /// The result of an ALU instruction for one lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,9 +30,22 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T, EmuError> {
     err(ErrorKind::Unsupported, what)
 }
 
-/// Whether the instruction's integer operands are signed (widens sign-extend).
+/// Whether the instruction's integer operands are signed (widens sign-extend): a signed
+/// mnemonic ([`name_is_signed`]) or a set `signed` flag. The legaliser folds constants by the
+/// same rule. The mnemonic test reads text, so it is looked up per opcode once, with the
+/// position of the flag.
 pub fn is_signed(instr: &Instr) -> bool {
-    name_is_signed(instr.info().name) || instr.flag("signed") == Some(true)
+    type Signed = (bool, Option<usize>);
+    static SIGNED: LazyLock<Box<[Signed; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let mut table = Box::new([(false, None); INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            let info = op.info();
+            table[op as usize] = (name_is_signed(info.name), info.mod_index("signed"));
+        }
+        table
+    });
+    let (by_name, flag) = SIGNED[instr.opcode as usize];
+    by_name || flag.is_some_and(|k| instr.mods[k] != 0)
 }
 
 /// Whether an instruction of this name reads its integer operands as signed, so that narrow
@@ -829,4 +843,24 @@ fn shift_kind(name: &str) -> (bool, u16) {
         2
     };
     (left, comb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The per-opcode table gives the rule as written: a signed mnemonic or a set `signed` flag.
+    #[test]
+    fn is_signed_is_the_mnemonic_or_the_flag() {
+        for op in Opcode::ALL {
+            let mut instr = Instr::new(op);
+            for flag in [0, 1] {
+                if let Some(k) = op.info().mod_index("signed") {
+                    instr.mods[k] = flag;
+                }
+                let rule = name_is_signed(op.info().name) || instr.flag("signed") == Some(true);
+                assert_eq!(is_signed(&instr), rule, "{op} signed flag {flag}");
+            }
+        }
+    }
 }

@@ -61,29 +61,6 @@ fn needs_work(inst: &Inst) -> bool {
             .any(|s| matches!(s.operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)))
 }
 
-/// Whether narrow selects (`.b0`, `.h1`, …) of this instruction's integer sources
-/// sign-extend: the emulator's rule ([`crate::emu::is_signed`]: signed types and the `signed`
-/// flag), so a folded constant reads what the hardware would read.
-fn signed_widen(mach: &Instr) -> bool {
-    // The rule looks at the mnemonic's text; per opcode that is looked up once: whether the
-    // opcode is signed without its flag, and where the flag is.
-    type Signed = (bool, Option<usize>);
-    static SIGNED: LazyLock<Box<[Signed; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
-        let mut table = Box::new([(false, None); INSTRUCTION_COUNT]);
-        for op in Opcode::ALL {
-            let mut unflagged = Instr::new(op);
-            let flag = op.info().mod_index("signed");
-            if let Some(k) = flag {
-                unflagged.mods[k] = 0;
-            }
-            table[op as usize] = (crate::emu::is_signed(&unflagged), flag);
-        }
-        table
-    });
-    let (by_opcode, flag) = SIGNED[mach.opcode as usize];
-    by_opcode || flag.is_some_and(|k| mach.mods[k] != 0)
-}
-
 /// The 32-bit value a constant source reads once its modifiers apply (for the sources of
 /// [`folds_exactly`]); `signed` makes narrow selects sign-extend.
 fn effective_value(src: &Src, info: &SrcInfo, signed: bool) -> u32 {
@@ -167,7 +144,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
         if !k.is_plain() || !x.is_plain() || matches!(x.operand, Operand::Const(_)) {
             continue;
         }
-        if imm::encode(value, &info.srcs[c], signed_widen(&inst.mach)).is_some() {
+        if imm::encode(value, &info.srcs[c], crate::emu::is_signed(&inst.mach)).is_some() {
             return;
         }
         let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
@@ -190,7 +167,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     if !has_const && !info.srcs.iter().enumerate().any(|(k, sinfo)| lanes(k, sinfo)) {
         return;
     }
-    let signed = has_const && signed_widen(&inst.mach);
+    let signed = has_const && crate::emu::is_signed(&inst.mach);
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
     // byte: the IR convention for a plain source.
@@ -403,19 +380,6 @@ mod tests {
             &format!("{HEAD}    %2 = IADD.s32 %1, #0x1234FFFF.h0\n    %3 = IADD.u32 %1, #0x1234FFFF.h0\n    end\n"),
             &format!("{HEAD}    %2 = IADD.s32 %1, #0xFFFFFFFF\n    %3 = IADD.u32 %1, #0xFFFFFFFF.h0\n    end\n"),
         );
-    }
-
-    #[test]
-    fn signed_widen_is_the_emulators_rule() {
-        for op in Opcode::ALL {
-            let mut mach = Instr::new(op);
-            for flag in [0, 1] {
-                if let Some(k) = op.info().mod_index("signed") {
-                    mach.mods[k] = flag;
-                }
-                assert_eq!(signed_widen(&mach), crate::emu::is_signed(&mach), "{op} signed flag {flag}");
-            }
-        }
     }
 
     #[test]
