@@ -3,6 +3,12 @@
 
 mod cli;
 
+/// mimalloc instead of the system allocator: the compiler makes many small short-lived
+/// allocations, and this alone makes a compile about 18 % faster (docs/backend.md, "Compile speed").
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }

@@ -4,6 +4,12 @@
 mod files;
 pub use files::collect_tgsi;
 
+/// The same global allocator as the `tgsi2va` binary (src/main.rs), so the benchmarks measure what
+/// the CLI does.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// CPU time used by this thread so far, in seconds (Linux `/proc/thread-self/schedstat`, in
 /// ns), so that other work on a shared machine distorts measurements less; `None` elsewhere.
 pub fn thread_cpu() -> Option<f64> {
