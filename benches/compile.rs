@@ -9,7 +9,8 @@
 //! Environment: `TGSI_BENCH_QUICK=1` shortens every measurement; `TGSI_BENCH_SIZES=250,1000`
 //! picks the sweep sizes; `TGSI_BENCH_DUMP=DIR` writes the generated shaders to DIR and exits;
 //! `TGSI_BENCH_PROFILE=ROUNDS` only compiles the samples (or, with `TGSI_BENCH_SIZES`, the
-//! generated shaders) that many times, for a profiler or `perf stat`.
+//! generated shaders) that many times, for a profiler or `perf stat`; `TGSI_BENCH_ONLY=TEXT` then
+//! keeps only the samples whose path contains TEXT.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -179,6 +180,8 @@ fn main() {
         } else {
             let mut files = Vec::new();
             collect_tgsi(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut files);
+            let only = std::env::var("TGSI_BENCH_ONLY").unwrap_or_default();
+            files.retain(|p| p.to_string_lossy().contains(&only));
             files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
         };
         for _ in 0..rounds {
