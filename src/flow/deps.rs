@@ -26,7 +26,7 @@
 use super::{flows, merge};
 use crate::ir::Stage;
 use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
-use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_STAGING};
+use crate::valhall::tables::INSTRUCTION_COUNT;
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
@@ -78,12 +78,12 @@ pub fn is_message(i: &Instr) -> bool {
 
 /// Registers read by an instruction (sources and read staging vectors).
 pub fn reads(i: &Instr) -> u64 {
-    reads_of(i, op_facts(i.opcode))
+    registers_of(i, op_facts(i.opcode)).0
 }
 
 /// Registers written by an instruction.
 pub fn writes(i: &Instr) -> u64 {
-    writes_of(i, op_facts(i.opcode))
+    registers_of(i, op_facts(i.opcode)).1
 }
 
 /// `n` registers from `base` as a mask; nothing if they run past r63.
@@ -91,29 +91,23 @@ fn span(base: u8, n: u8) -> u64 {
     regs::range(base, n).unwrap_or(0)
 }
 
-fn reads_of(i: &Instr, facts: &OpFacts) -> u64 {
-    let mut m = 0;
+/// The registers an instruction reads and writes.
+fn registers_of(i: &Instr, facts: &OpFacts) -> (u64, u64) {
+    let mut reads = 0;
     for (k, src) in i.srcs[..usize::from(facts.sources)].iter().enumerate() {
         if let Base::Register(r) | Base::Discard(r) = src.base {
-            m |= span(r, 1 + (facts.wide_sources >> k & 1));
+            reads |= span(r, 1 + (facts.wide_sources >> k & 1));
         }
     }
-    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
-        if write == Some(false) {
-            m |= span(st.base, st.count);
+    let mut writes = if facts.dest_width > 0 { span(i.dest.reg, facts.dest_width) } else { 0 };
+    for (k, st) in i.staging[..usize::from(facts.staging)].iter().enumerate() {
+        if facts.staging_writes >> k & 1 != 0 {
+            writes |= span(st.base, st.count);
+        } else {
+            reads |= span(st.base, st.count);
         }
     }
-    m
-}
-
-fn writes_of(i: &Instr, facts: &OpFacts) -> u64 {
-    let mut m = if facts.dest_width > 0 { span(i.dest.reg, facts.dest_width) } else { 0 };
-    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
-        if write == Some(true) {
-            m |= span(st.base, st.count);
-        }
-    }
-    m
+    (reads, writes)
 }
 
 /// A varying load (V or VT unit).
@@ -134,8 +128,9 @@ struct OpFacts {
     wide_sources: u8,
     /// Registers of the destination (0 without one, 2 for 64-bit types).
     dest_width: u8,
-    /// Per staging operand: whether it is written (`None` when absent).
-    staging_writes: [Option<bool>; MAX_STAGING],
+    /// Number of staging operands, and which of them are written (bit k for operand k).
+    staging: u8,
+    staging_writes: u8,
     /// Index of the `slot` modifier.
     slot: Option<u8>,
     /// Index of the `update_mode` modifier of a varying load.
@@ -160,7 +155,8 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
             sources: 0,
             wide_sources: 0,
             dest_width: 0,
-            staging_writes: [None; MAX_STAGING],
+            staging: 0,
+            staging_writes: 0,
             slot: None,
             update_mode: None,
             memory: MemoryClass::None,
@@ -182,10 +178,7 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
                 MemoryClass::None
             };
             let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
-            let mut staging_writes = [None; MAX_STAGING];
-            for (k, st) in info.staging.iter().enumerate() {
-                staging_writes[k] = Some(st.write);
-            }
+            let staging_writes = info.staging.iter().enumerate().filter(|(_, st)| st.write);
             let wide = info.srcs.iter().enumerate().filter(|(_, s)| s.size == 64);
             table[op as usize] = OpFacts {
                 message: !info.unit.is_alu(),
@@ -199,7 +192,8 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
                 } else {
                     1
                 },
-                staging_writes,
+                staging: info.staging.len() as u8,
+                staging_writes: staging_writes.fold(0, |m, (k, _)| m | 1 << k),
                 slot: info.mod_index("slot").map(|k| k as u8),
                 update_mode: info.mod_index("update_mode").filter(|_| varying).map(|k| k as u8),
                 memory,
@@ -260,7 +254,7 @@ struct Effect {
 
 impl Effect {
     fn of(i: &Instr, facts: &OpFacts, fragment: bool) -> Effect {
-        let writes = writes_of(i, facts);
+        let (reads, writes) = registers_of(i, facts);
         let mut fixed_waits = 0;
         if fragment {
             if is_fixed_function(i.opcode) {
@@ -274,7 +268,7 @@ impl Effect {
         let memory = memory_access(i, facts);
         let slot = if facts.message { slot_of(i, facts) } else { None };
         Effect {
-            touched: reads_of(i, facts) | writes,
+            touched: reads | writes,
             writes,
             slot_bit: slot.map_or(0, |k| 1 << k),
             on_varying: all_if(serialises_varyings(i, facts)),
@@ -339,52 +333,60 @@ fn simulate(effects: &[Effect], entry: State, masks: &mut [u8]) -> State {
     s
 }
 
+/// The data-flow facts of one block (one record per block, so the pass allocates little).
+#[derive(Clone, Debug, Default)]
+struct BlockFlow {
+    /// Its instructions' indices in the effect and mask lists.
+    insts: std::ops::Range<usize>,
+    entry: State,
+    exit: State,
+    /// Varying-load slots waited for at its end (D3).
+    end_waits: u8,
+    simulated: bool,
+}
+
 /// Assigns slots and inserts the wait NOPs.
 pub fn insert(mach: &mut MachShader) {
     let fragment = mach.stage == Stage::Fragment;
     // Slots, and what each instruction does to the state (one pass: the effects read the slots).
-    let n = mach.blocks.len();
-    let mut start = Vec::with_capacity(n + 1);
+    let mut blocks: Vec<BlockFlow> = Vec::with_capacity(mach.blocks.len());
     let mut effects = Vec::with_capacity(mach.inst_count());
     let mut next = 0u8;
     for b in &mut mach.blocks {
-        start.push(effects.len());
+        let start = effects.len();
         for mi in &mut b.insts {
             let facts = op_facts(mi.instr.opcode);
             assign_slot(&mut mi.instr, facts, fragment, &mut next);
             effects.push(Effect::of(&mi.instr, facts, fragment));
         }
+        blocks.push(BlockFlow { insts: start..effects.len(), ..BlockFlow::default() });
     }
-    start.push(effects.len());
     // Fixed point over the CFG. A block whose entry state did not change since it was last
     // simulated keeps its exit state. Each simulation records the waits before every
     // instruction; the last simulation of a block ran from its final entry state, so its record
     // is the answer.
     let mut masks = vec![0u8; effects.len()];
-    let mut entry: Vec<State> = vec![State::default(); n];
-    let mut exit: Vec<State> = vec![State::default(); n];
-    let mut end_waits = vec![0u8; n];
-    let mut simulated = vec![false; n];
     let mut changed = true;
     while changed {
         changed = false;
-        for b in 0..n {
+        for (b, block) in mach.blocks.iter().enumerate() {
             let mut s = State::default();
-            for &p in &mach.blocks[b].preds {
-                s = s.union(&exit[p]);
+            for &p in &block.preds {
+                s = s.union(&blocks[p].exit);
             }
-            if simulated[b] && entry[b] == s {
+            let flow = &mut blocks[b];
+            if flow.simulated && flow.entry == s {
                 continue;
             }
-            simulated[b] = true;
-            entry[b] = s;
-            let range = start[b]..start[b + 1];
+            flow.simulated = true;
+            flow.entry = s;
+            let range = flow.insts.clone();
             let mut out = simulate(&effects[range.clone()], s, &mut masks[range]);
             // Outstanding varying loads are waited for at the end of a block (D3).
-            end_waits[b] = out.varying;
+            flow.end_waits = out.varying;
             out.wait(out.varying);
-            if out != exit[b] {
-                exit[b] = out;
+            if out != flow.exit {
+                flow.exit = out;
                 changed = true;
             }
         }
@@ -393,8 +395,8 @@ pub fn insert(mach: &mut MachShader) {
     // NOP of their own are inserted afterwards, rebuilding only those blocks.
     let mut nops: Vec<(usize, u8)> = Vec::new();
     for (b, block) in mach.blocks.iter_mut().enumerate() {
-        let masks = &masks[start[b]..start[b + 1]];
-        let vmask = end_waits[b];
+        let masks = &masks[blocks[b].insts.clone()];
+        let vmask = blocks[b].end_waits;
         if vmask == 0 && masks.iter().all(|&m| m == 0) {
             continue;
         }
