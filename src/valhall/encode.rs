@@ -156,23 +156,35 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
 /// distinct FAU words in all; of the uniforms and specials (immediates excluded), at most one
 /// 64-bit slot and two words for an ALU instruction, two slots and three words for a message.
 fn fau_limits_hold(fau: &[u8], alu: bool) -> bool {
-    let immediate = |b: &&u8| **b & 0xE0 == 0xC0;
     let (max_slots, max_words) = if alu { (1, 2) } else { (2, 3) };
-    distinct(fau.iter().copied()) <= 2
-        && distinct(fau.iter().filter(|b| !immediate(b)).copied()) <= max_words
-        && distinct(fau.iter().filter(|b| !immediate(b)).map(|b| b >> 1)) <= max_slots
-}
-
-/// The number of distinct values among at most [`MAX_SOURCES`].
-fn distinct(values: impl Iterator<Item = u8>) -> usize {
-    let (mut seen, mut n) = ([0u8; MAX_SOURCES], 0);
-    for v in values {
-        if !seen[..n].contains(&v) {
-            seen[n] = v;
-            n += 1;
+    let mut all = Distinct::default();
+    let mut words = Distinct::default();
+    let mut slots = Distinct::default();
+    for &byte in fau {
+        all.add(byte);
+        // Table constants (immediates) count only among all FAU words.
+        if byte & 0xE0 != 0xC0 {
+            words.add(byte);
+            slots.add(byte >> 1);
         }
     }
-    n
+    all.n <= 2 && words.n <= max_words && slots.n <= max_slots
+}
+
+/// The distinct values among at most [`MAX_SOURCES`].
+#[derive(Default)]
+struct Distinct {
+    seen: [u8; MAX_SOURCES],
+    n: usize,
+}
+
+impl Distinct {
+    fn add(&mut self, v: u8) {
+        if !self.seen[..self.n].contains(&v) {
+            self.seen[self.n] = v;
+            self.n += 1;
+        }
+    }
 }
 
 /// Whether an unused source slot holds [`Src::EMPTY`] (spelled out: cheaper than the derived
