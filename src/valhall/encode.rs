@@ -155,7 +155,7 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
 /// failing source) over the source bytes of the FAU-reading sources, in slot order: at most two
 /// distinct FAU words in all; of the uniforms and specials (immediates excluded), at most one
 /// 64-bit slot and two words for an ALU instruction, two slots and three words for a message.
-fn fau_limits_hold(fau: &[u8], alu: bool) -> bool {
+pub(super) fn fau_limits_hold(fau: &[u8], alu: bool) -> bool {
     let (max_slots, max_words) = if alu { (1, 2) } else { (2, 3) };
     let mut all = Distinct::default();
     let mut words = Distinct::default();
@@ -486,6 +486,24 @@ mod tests {
             }
         }
         i
+    }
+
+    /// The one-pass hardware-rule check agrees with the rules walked in order (which name the
+    /// violation), on random instructions with every kind of source.
+    #[test]
+    fn hardware_rules_fast_check_agrees() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let (mut hold, mut fail) = (0, 0);
+        for op in Opcode::ALL {
+            for _ in 0..300 {
+                let i = near_valid(op, &mut rng);
+                let walked = i.first_hardware_rule_violation();
+                assert_eq!(i.hardware_rules_hold(), walked.is_ok(), "{i:?}");
+                assert_eq!(i.check_hardware_rules(), walked, "{i:?}");
+                if walked.is_ok() { hold += 1 } else { fail += 1 }
+            }
+        }
+        assert!(hold > 5_000 && fail > 5_000, "{hold} hold, {fail} fail");
     }
 
     /// The fast path accepts exactly the valid instructions, with the reference word.
