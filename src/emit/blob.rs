@@ -97,7 +97,7 @@ pub fn finish(alloc: regalloc::Allocation) -> Result<Compiled, Error> {
     }
     flow::run(&mut mach, Some(&alloc.shader));
     resolve_branches(&mut mach)?;
-    let code = encode(&mach)?;
+    let code = encode_resolved(&mach)?;
     let instrs = mach.blocks.iter().flat_map(|b| b.insts.iter().map(|i| &i.instr));
     let counts = stats::count(instrs);
     let s = stats::stats(
@@ -164,6 +164,16 @@ pub fn encode(mach: &MachShader) -> Result<Vec<u8>, Error> {
             code.extend_from_slice(&word.to_le_bytes());
             index += 1;
         }
+    }
+    Ok(code)
+}
+
+/// [`encode`] of a program whose branch offsets are already resolved.
+fn encode_resolved(mach: &MachShader) -> Result<Vec<u8>, Error> {
+    let mut code = Vec::with_capacity(mach.inst_count() * 8);
+    for instr in mach.blocks.iter().flat_map(|b| b.insts.iter().map(|mi| &mi.instr)) {
+        let word = valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
+        code.extend_from_slice(&word.to_le_bytes());
     }
     Ok(code)
 }

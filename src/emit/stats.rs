@@ -14,7 +14,9 @@
 //! print like C's `%f`.
 
 use crate::emit::meta::Stats;
-use crate::valhall::{Instr, Unit};
+use crate::valhall::tables::{INSTRUCTION_COUNT, ModKind, RegisterFormat};
+use crate::valhall::{Instr, IsaEnum, Opcode, Unit};
+use std::sync::LazyLock;
 
 /// Raw per-unit counts of a program.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -27,28 +29,80 @@ pub struct Counts {
     pub ls: u32,
 }
 
-fn written_registers(i: &Instr) -> u32 {
-    match i.destination() {
-        Some(_) if i.info().type_size == 64 => 2,
-        Some(_) => 1,
-        None => i
-            .info()
-            .staging
-            .iter()
-            .zip(i.staging_operands())
-            .filter(|(s, _)| s.write)
-            .map(|(_, g)| u32::from(g.count))
-            .sum(),
-    }
+/// What the counts need of an opcode, looked up once per opcode rather than by modifier name
+/// for every instruction.
+#[derive(Clone, Copy, Debug)]
+struct UnitFacts {
+    unit: Unit,
+    /// Registers the destination writes (0 without one, 2 for 64-bit types).
+    dest_registers: u8,
+    /// Number of staging operands, and which of them are written (bit k for operand k).
+    staging: u8,
+    staging_writes: u8,
+    /// Index of the `vector_size` modifier.
+    vector_size: Option<u8>,
+    /// A 16-bit varying: by mnemonic (`.f16`), or by the values of the `register_format`
+    /// modifier (its index, and the 16-bit formats as a bit set of indices).
+    half: bool,
+    register_format: Option<(u8, u16)>,
 }
 
-fn varying_channels(i: &Instr) -> u32 {
-    let size = match i.modifier("vector_size") {
-        Some(k) => u32::from(k) + 1,
-        None => 1,
-    };
-    let half = i.info().name.ends_with(".f16")
-        || matches!(i.register_format().map(crate::valhall::IsaEnum::name), Some("f16" | "s16" | "u16"));
+fn unit_facts(op: Opcode) -> &'static UnitFacts {
+    static FACTS: LazyLock<Box<[UnitFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let half_formats = (0..16u8)
+            .filter(|&v| RegisterFormat::from_index(v).is_some_and(|f| matches!(f.name(), "f16" | "s16" | "u16")))
+            .fold(0u16, |m, v| m | 1 << v);
+        let facts = |op: Opcode| {
+            let info = op.info();
+            let register_format = info
+                .mods
+                .iter()
+                .position(|m| m.key == "register_format" && m.kind == ModKind::Enum(RegisterFormat::ID));
+            UnitFacts {
+                unit: info.unit,
+                dest_registers: if !info.dest {
+                    0
+                } else if info.type_size == 64 {
+                    2
+                } else {
+                    1
+                },
+                staging: info.staging.len() as u8,
+                staging_writes: info
+                    .staging
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.write)
+                    .fold(0, |m, (k, _)| m | 1 << k),
+                vector_size: info.mod_index("vector_size").map(|k| k as u8),
+                half: info.name.ends_with(".f16"),
+                register_format: register_format.map(|k| (k as u8, half_formats)),
+            }
+        };
+        let mut table = Box::new([facts(Opcode::NOP); INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            table[op as usize] = facts(op);
+        }
+        table
+    });
+    &FACTS[op as usize]
+}
+
+fn written_registers(i: &Instr, f: &UnitFacts) -> u32 {
+    if f.dest_registers > 0 {
+        return f.dest_registers.into();
+    }
+    let groups = i.staging[..usize::from(f.staging)].iter().enumerate();
+    groups.filter(|(k, _)| f.staging_writes >> k & 1 != 0).map(|(_, g)| u32::from(g.count)).sum()
+}
+
+fn varying_channels(i: &Instr, f: &UnitFacts) -> u32 {
+    let size = f.vector_size.map_or(1, |k| u32::from(i.mods[usize::from(k)]) + 1);
+    let half = f.half
+        || f.register_format.is_some_and(|(k, half)| {
+            let v = i.mods[usize::from(k)];
+            v < 16 && half >> v & 1 != 0
+        });
     size * if half { 1 } else { 2 }
 }
 
@@ -56,11 +110,12 @@ fn varying_channels(i: &Instr) -> u32 {
 pub fn count<'a>(instrs: impl IntoIterator<Item = &'a Instr>) -> Counts {
     let mut c = Counts::default();
     for i in instrs {
-        match i.unit() {
-            Unit::Fma => c.fma += written_registers(i),
-            Unit::Cvt => c.cvt += written_registers(i),
-            Unit::Sfu => c.sfu += written_registers(i),
-            Unit::V => c.v += varying_channels(i),
+        let f = unit_facts(i.opcode);
+        match f.unit {
+            Unit::Fma => c.fma += written_registers(i, f),
+            Unit::Cvt => c.cvt += written_registers(i, f),
+            Unit::Sfu => c.sfu += written_registers(i, f),
+            Unit::V => c.v += varying_channels(i, f),
             Unit::T => c.t += 1,
             Unit::Ls => c.ls += 1,
             Unit::Vt => {

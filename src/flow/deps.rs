@@ -25,30 +25,50 @@
 
 use super::{flows, merge};
 use crate::ir::Stage;
-use crate::regalloc::mach::{MachShader, Origin, regs};
-use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_STAGING};
+use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
+use crate::valhall::tables::INSTRUCTION_COUNT;
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
+/// The outstanding messages of the three general slots. Per slot k: the registers its
+/// messages write (`regs[k]`), and bit k of `varying` / `memory` / `busy` when a varying load /
+/// memory access / any message is outstanding (bit sets so that a wait is a few mask
+/// operations per instruction).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Slot {
-    regs: u64,
-    varying: bool,
-    memory: bool,
-    busy: bool,
+struct State {
+    regs: [u64; 3],
+    varying: u8,
+    memory: u8,
+    busy: u8,
 }
 
-type State = [Slot; 3];
+/// The general slots (bits 0–2 of a wait mask).
+const GENERAL: u8 = 0b111;
 
-fn union(a: &State, b: &State) -> State {
-    let mut s = *a;
-    for k in 0..3 {
-        s[k].regs |= b[k].regs;
-        s[k].varying |= b[k].varying;
-        s[k].memory |= b[k].memory;
-        s[k].busy |= b[k].busy;
+impl State {
+    fn union(&self, other: &State) -> State {
+        State {
+            regs: [self.regs[0] | other.regs[0], self.regs[1] | other.regs[1], self.regs[2] | other.regs[2]],
+            varying: self.varying | other.varying,
+            memory: self.memory | other.memory,
+            busy: self.busy | other.busy,
+        }
     }
-    s
+
+    /// Clears the general slots of wait mask `mask`.
+    fn wait(&mut self, mask: u8) {
+        if mask & GENERAL == 0 {
+            return;
+        }
+        for (k, regs) in self.regs.iter_mut().enumerate() {
+            if mask & (1 << k) != 0 {
+                *regs = 0;
+            }
+        }
+        self.varying &= !mask;
+        self.memory &= !mask;
+        self.busy &= !mask;
+    }
 }
 
 /// Whether an instruction is a message (asynchronous, completes through a slot).
@@ -58,12 +78,12 @@ pub fn is_message(i: &Instr) -> bool {
 
 /// Registers read by an instruction (sources and read staging vectors).
 pub fn reads(i: &Instr) -> u64 {
-    reads_of(i, &op_facts(i.opcode))
+    registers_of(i, op_facts(i.opcode)).0
 }
 
 /// Registers written by an instruction.
 pub fn writes(i: &Instr) -> u64 {
-    writes_of(i, &op_facts(i.opcode))
+    registers_of(i, op_facts(i.opcode)).1
 }
 
 /// `n` registers from `base` as a mask; nothing if they run past r63.
@@ -71,29 +91,23 @@ fn span(base: u8, n: u8) -> u64 {
     regs::range(base, n).unwrap_or(0)
 }
 
-fn reads_of(i: &Instr, facts: &OpFacts) -> u64 {
-    let mut m = 0;
+/// The registers an instruction reads and writes.
+fn registers_of(i: &Instr, facts: &OpFacts) -> (u64, u64) {
+    let mut reads = 0;
     for (k, src) in i.srcs[..usize::from(facts.sources)].iter().enumerate() {
         if let Base::Register(r) | Base::Discard(r) = src.base {
-            m |= span(r, 1 + (facts.wide_sources >> k & 1));
+            reads |= span(r, 1 + (facts.wide_sources >> k & 1));
         }
     }
-    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
-        if write == Some(false) {
-            m |= span(st.base, st.count);
+    let mut writes = if facts.dest_width > 0 { span(i.dest.reg, facts.dest_width) } else { 0 };
+    for (k, st) in i.staging[..usize::from(facts.staging)].iter().enumerate() {
+        if facts.staging_writes >> k & 1 != 0 {
+            writes |= span(st.base, st.count);
+        } else {
+            reads |= span(st.base, st.count);
         }
     }
-    m
-}
-
-fn writes_of(i: &Instr, facts: &OpFacts) -> u64 {
-    let mut m = if facts.dest_width > 0 { span(i.dest.reg, facts.dest_width) } else { 0 };
-    for (st, write) in i.staging.iter().zip(facts.staging_writes) {
-        if write == Some(true) {
-            m |= span(st.base, st.count);
-        }
-    }
-    m
+    (reads, writes)
 }
 
 /// A varying load (V or VT unit).
@@ -114,8 +128,9 @@ struct OpFacts {
     wide_sources: u8,
     /// Registers of the destination (0 without one, 2 for 64-bit types).
     dest_width: u8,
-    /// Per staging operand: whether it is written (`None` when absent).
-    staging_writes: [Option<bool>; MAX_STAGING],
+    /// Number of staging operands, and which of them are written (bit k for operand k).
+    staging: u8,
+    staging_writes: u8,
     /// Index of the `slot` modifier.
     slot: Option<u8>,
     /// Index of the `update_mode` modifier of a varying load.
@@ -132,7 +147,7 @@ enum MemoryClass {
     Buffer,
 }
 
-fn op_facts(op: Opcode) -> OpFacts {
+fn op_facts(op: Opcode) -> &'static OpFacts {
     static FACTS: LazyLock<Box<[OpFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
         let none = OpFacts {
             message: false,
@@ -140,7 +155,8 @@ fn op_facts(op: Opcode) -> OpFacts {
             sources: 0,
             wide_sources: 0,
             dest_width: 0,
-            staging_writes: [None; MAX_STAGING],
+            staging: 0,
+            staging_writes: 0,
             slot: None,
             update_mode: None,
             memory: MemoryClass::None,
@@ -162,10 +178,7 @@ fn op_facts(op: Opcode) -> OpFacts {
                 MemoryClass::None
             };
             let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
-            let mut staging_writes = [None; MAX_STAGING];
-            for (k, st) in info.staging.iter().enumerate() {
-                staging_writes[k] = Some(st.write);
-            }
+            let staging_writes = info.staging.iter().enumerate().filter(|(_, st)| st.write);
             let wide = info.srcs.iter().enumerate().filter(|(_, s)| s.size == 64);
             table[op as usize] = OpFacts {
                 message: !info.unit.is_alu(),
@@ -179,7 +192,8 @@ fn op_facts(op: Opcode) -> OpFacts {
                 } else {
                     1
                 },
-                staging_writes,
+                staging: info.staging.len() as u8,
+                staging_writes: staging_writes.fold(0, |m, (k, _)| m | 1 << k),
                 slot: info.mod_index("slot").map(|k| k as u8),
                 update_mode: info.mod_index("update_mode").filter(|_| varying).map(|k| k as u8),
                 memory,
@@ -187,7 +201,7 @@ fn op_facts(op: Opcode) -> OpFacts {
         }
         table
     });
-    FACTS[op as usize]
+    &FACTS[op as usize]
 }
 
 /// A varying load that updates the hidden per-quad state (`.store` / `.clobber`).
@@ -197,7 +211,7 @@ fn serialises_varyings(i: &Instr, facts: &OpFacts) -> bool {
 
 /// A memory access ordered against other memory accesses (rule D4).
 pub fn is_memory(i: &Instr) -> bool {
-    memory_access(i, &op_facts(i.opcode))
+    memory_access(i, op_facts(i.opcode))
 }
 
 fn memory_access(i: &Instr, facts: &OpFacts) -> bool {
@@ -223,22 +237,24 @@ struct Effect {
     /// Registers read or written.
     touched: u64,
     writes: u64,
-    /// General slot of a message (`None` for ALU instructions, slot 7 or no slot).
-    slot: Option<usize>,
-    message: bool,
+    /// Bit of the general slot of a message (0 for ALU instructions, slot 7 or no slot).
+    slot_bit: u8,
+    /// Which outstanding kinds of message the instruction waits for: `GENERAL` or 0 each, to
+    /// mask `State::varying` (D3), `State::memory` (D4) and `State::busy` (D5).
+    on_varying: u8,
+    on_memory: u8,
+    on_busy: u8,
     varying: bool,
     memory: bool,
-    serialises_varyings: bool,
-    barrier: bool,
     /// Waits the instruction always needs before it (D6).
     fixed_waits: u8,
-    /// Slots its own flow waits for after it.
+    /// Slots its own flow waits for after it (taken into account for messages only).
     waits_after: u8,
 }
 
 impl Effect {
-    fn of(i: &Instr, fragment: bool) -> Effect {
-        let writes = writes_of(i, &op_facts(i.opcode));
+    fn of(i: &Instr, facts: &OpFacts, fragment: bool) -> Effect {
+        let (reads, writes) = registers_of(i, facts);
         let mut fixed_waits = 0;
         if fragment {
             if is_fixed_function(i.opcode) {
@@ -248,58 +264,49 @@ impl Effect {
                 fixed_waits |= 0b111 | flows::SLOT6;
             }
         }
-        let facts = op_facts(i.opcode);
-        let message = facts.message;
+        let all_if = |b: bool| if b { GENERAL } else { 0 };
+        let memory = memory_access(i, facts);
+        let slot = if facts.message { slot_of(i, facts) } else { None };
         Effect {
-            touched: reads_of(i, &facts) | writes,
+            touched: reads | writes,
             writes,
-            slot: if message { slot_of(i, &facts) } else { None },
-            message,
+            slot_bit: slot.map_or(0, |k| 1 << k),
+            on_varying: all_if(serialises_varyings(i, facts)),
+            on_memory: all_if(memory),
+            on_busy: all_if(i.opcode == Opcode::BARRIER),
             varying: facts.varying,
-            memory: memory_access(i, &facts),
-            serialises_varyings: serialises_varyings(i, &facts),
-            barrier: i.opcode == Opcode::BARRIER,
+            memory,
             fixed_waits,
-            waits_after: flows::mask_of(i.flow),
+            waits_after: if facts.message { flows::mask_of(i.flow) } else { 0 },
         }
     }
 
     /// The waits needed right before the instruction in state `s` (slot mask, see [`flows`]).
     fn waits_before(&self, s: &State) -> u8 {
-        let mut mask = self.fixed_waits;
-        for (k, slot) in s.iter().enumerate() {
-            if slot.regs & self.touched != 0
-                || self.serialises_varyings && slot.varying
-                || self.memory && slot.memory
-                || self.barrier && slot.busy
-            {
-                mask |= 1 << k;
+        let hit = |k: usize| u8::from(s.regs[k] & self.touched != 0) << k;
+        self.fixed_waits
+            | hit(0)
+            | hit(1)
+            | hit(2)
+            | self.on_varying & s.varying
+            | self.on_memory & s.memory
+            | self.on_busy & s.busy
+    }
+
+    /// Issues the instruction: a message occupies its slot; its own flow then takes effect.
+    fn issue(&self, s: &mut State) {
+        if self.slot_bit != 0 {
+            let k = self.slot_bit.trailing_zeros() as usize;
+            s.regs[k] |= self.writes;
+            s.busy |= self.slot_bit;
+            if self.varying {
+                s.varying |= self.slot_bit;
+            }
+            if self.memory {
+                s.memory |= self.slot_bit;
             }
         }
-        mask
-    }
-
-    fn issue(&self, s: &mut State) {
-        if !self.message {
-            return;
-        }
-        if let Some(k) = self.slot {
-            let slot = &mut s[k];
-            slot.regs |= self.writes;
-            slot.busy = true;
-            slot.varying |= self.varying;
-            slot.memory |= self.memory;
-        }
-        // The flow of the instruction itself takes effect after it.
-        apply_wait(s, self.waits_after);
-    }
-}
-
-fn apply_wait(s: &mut State, mask: u8) {
-    for (k, slot) in s.iter_mut().enumerate() {
-        if mask & (1 << k) != 0 {
-            *slot = Slot::default();
-        }
+        s.wait(self.waits_after);
     }
 }
 
@@ -319,123 +326,143 @@ fn simulate(effects: &[Effect], entry: State, masks: &mut [u8]) -> State {
     let mut s = entry;
     for (e, record) in effects.iter().zip(masks) {
         let mask = e.waits_before(&s);
-        apply_wait(&mut s, mask);
+        s.wait(mask);
         *record = mask;
         e.issue(&mut s);
     }
     s
 }
 
-/// Outstanding varying loads are waited for at the end of a block (D3): the slot mask.
-fn varying_mask(s: &State) -> u8 {
-    let mut vmask = 0;
-    for (k, slot) in s.iter().enumerate() {
-        if slot.varying {
-            vmask |= 1 << k;
-        }
-    }
-    vmask
+/// The data-flow facts of one block (one record per block, so the pass allocates little).
+#[derive(Clone, Debug, Default)]
+struct BlockFlow {
+    /// Its instructions' indices in the effect and mask lists.
+    insts: std::ops::Range<usize>,
+    entry: State,
+    exit: State,
+    /// Varying-load slots waited for at its end (D3).
+    end_waits: u8,
+    simulated: bool,
 }
 
 /// Assigns slots and inserts the wait NOPs.
 pub fn insert(mach: &mut MachShader) {
     let fragment = mach.stage == Stage::Fragment;
-    // Slots.
+    // Slots, and what each instruction does to the state (one pass: the effects read the slots).
+    let mut blocks: Vec<BlockFlow> = Vec::with_capacity(mach.blocks.len());
+    let mut effects = Vec::with_capacity(mach.inst_count());
     let mut next = 0u8;
     for b in &mut mach.blocks {
+        let start = effects.len();
         for mi in &mut b.insts {
-            let i = &mut mi.instr;
-            let facts = op_facts(i.opcode);
-            let slot_modifier = facts.slot;
-            if !facts.message || slot_modifier.is_none() {
-                if i.opcode == Opcode::ATEST && fragment {
-                    i.flow = 1; // .wait0 after ATEST (D6)
-                }
-                continue;
-            }
-            let slot = match i.opcode {
-                Opcode::BARRIER => 7,
-                Opcode::ZS_EMIT => 0,
-                _ => {
-                    let s = next;
-                    next = (next + 1) % 3;
-                    s
-                }
-            };
-            if let Some(k) = slot_modifier {
-                // The slot enum has 8 values (3 bits): every slot number fits.
-                i.mods[usize::from(k)] = slot;
-            }
-            if i.opcode == Opcode::BARRIER {
-                i.flow = flows::WAIT;
-            }
+            let facts = op_facts(mi.instr.opcode);
+            assign_slot(&mut mi.instr, facts, fragment, &mut next);
+            effects.push(Effect::of(&mi.instr, facts, fragment));
         }
+        blocks.push(BlockFlow { insts: start..effects.len(), ..BlockFlow::default() });
     }
     // Fixed point over the CFG. A block whose entry state did not change since it was last
     // simulated keeps its exit state. Each simulation records the waits before every
     // instruction; the last simulation of a block ran from its final entry state, so its record
     // is the answer.
-    let n = mach.blocks.len();
-    let mut start = Vec::with_capacity(n + 1);
-    let mut effects = Vec::with_capacity(mach.inst_count());
-    for b in &mach.blocks {
-        start.push(effects.len());
-        effects.extend(b.insts.iter().map(|mi| Effect::of(&mi.instr, fragment)));
-    }
-    start.push(effects.len());
     let mut masks = vec![0u8; effects.len()];
-    let mut entry: Vec<State> = vec![State::default(); n];
-    let mut exit: Vec<State> = vec![State::default(); n];
-    let mut end_waits = vec![0u8; n];
-    let mut simulated = vec![false; n];
     let mut changed = true;
     while changed {
         changed = false;
-        for b in 0..n {
+        for (b, block) in mach.blocks.iter().enumerate() {
             let mut s = State::default();
-            for &p in &mach.blocks[b].preds {
-                s = union(&s, &exit[p]);
+            for &p in &block.preds {
+                s = s.union(&blocks[p].exit);
             }
-            if simulated[b] && entry[b] == s {
+            let flow = &mut blocks[b];
+            if flow.simulated && flow.entry == s {
                 continue;
             }
-            simulated[b] = true;
-            entry[b] = s;
-            let range = start[b]..start[b + 1];
+            flow.simulated = true;
+            flow.entry = s;
+            let range = flow.insts.clone();
             let mut out = simulate(&effects[range.clone()], s, &mut masks[range]);
-            end_waits[b] = varying_mask(&out);
-            apply_wait(&mut out, end_waits[b]);
-            if out != exit[b] {
-                exit[b] = out;
+            // Outstanding varying loads are waited for at the end of a block (D3).
+            flow.end_waits = out.varying;
+            out.wait(out.varying);
+            if out != flow.exit {
+                flow.exit = out;
                 changed = true;
             }
         }
     }
-    // Insert the NOPs.
+    // Place the waits: folded into the instruction before (M1) in place; the few that need a
+    // NOP of their own are inserted afterwards, rebuilding only those blocks.
+    let mut nops: Vec<(usize, u8)> = Vec::new();
     for (b, block) in mach.blocks.iter_mut().enumerate() {
-        let masks = &masks[start[b]..start[b + 1]];
-        let vmask = end_waits[b];
+        let masks = &masks[blocks[b].insts.clone()];
+        let vmask = blocks[b].end_waits;
         if vmask == 0 && masks.iter().all(|&m| m == 0) {
-            continue; // No wait in this block: keep its list as it is.
+            continue;
         }
-        let old = std::mem::take(&mut block.insts);
-        let ends_in_branch = old.last().is_some_and(|m| m.origin == Origin::Branch);
-        let mut new = Vec::with_capacity(old.len() + 4);
-        let last = old.len();
-        for (k, (mi, &mask)) in old.into_iter().zip(masks).enumerate() {
-            let mut mask = mask;
-            if vmask != 0 && ends_in_branch && k + 1 == last {
-                mask |= vmask;
-            }
+        let insts = &mut block.insts;
+        let len = insts.len();
+        let ends_in_branch = insts.last().is_some_and(|m| m.origin == Origin::Branch);
+        nops.clear();
+        for (k, &mask) in masks.iter().enumerate() {
+            // Outstanding varying loads are waited for before a trailing branch, else after the
+            // last instruction (D3).
+            let mask = if ends_in_branch && k + 1 == len { mask | vmask } else { mask };
             if mask != 0 {
-                merge::push_wait(&mut new, mask);
+                wait_before(insts, k, mask, &mut nops);
             }
-            new.push(mi);
         }
         if vmask != 0 && !ends_in_branch {
-            merge::push_wait(&mut new, vmask);
+            wait_before(insts, len, vmask, &mut nops);
         }
-        block.insts = new;
+        if !nops.is_empty() {
+            let old = std::mem::take(insts);
+            insts.reserve_exact(len + nops.len());
+            let mut pending = nops.iter().peekable();
+            for (k, mi) in old.into_iter().enumerate() {
+                while let Some(&(_, flow)) = pending.next_if(|&&(at, _)| at == k) {
+                    insts.push(MachInst::new(nop(flow), Origin::Flow));
+                }
+                insts.push(mi);
+            }
+            for &(_, flow) in pending {
+                insts.push(MachInst::new(nop(flow), Origin::Flow));
+            }
+        }
+    }
+}
+
+/// Gives a message its slot (and the fixed flows of ATEST and BARRIER, D5/D6).
+fn assign_slot(i: &mut Instr, facts: &OpFacts, fragment: bool, next: &mut u8) {
+    let Some(k) = facts.slot.filter(|_| facts.message) else {
+        if i.opcode == Opcode::ATEST && fragment {
+            i.flow = 1; // .wait0 after ATEST (D6)
+        }
+        return;
+    };
+    let slot = match i.opcode {
+        Opcode::BARRIER => 7,
+        Opcode::ZS_EMIT => 0,
+        _ => {
+            let s = *next;
+            *next = (*next + 1) % 3;
+            s
+        }
+    };
+    // The slot enum has 8 values (3 bits): every slot number fits.
+    i.mods[usize::from(k)] = slot;
+    if i.opcode == Opcode::BARRIER {
+        i.flow = flows::WAIT;
+    }
+}
+
+/// Places a wait for the slots of `mask` before instruction `k` of a block (`k` = its length:
+/// after the last one): folded into instruction `k - 1` (M1) or recorded in `nops` as a NOP to
+/// insert before `k` (M2), in increasing `k`.
+fn wait_before(insts: &mut [MachInst], k: usize, mask: u8, nops: &mut Vec<(usize, u8)>) {
+    match k.checked_sub(1).map(|p| &mut insts[p].instr) {
+        Some(prev) if merge::can_fold(prev) => merge::fold(prev, mask),
+        _ => nops.push((k, flows::flow_of(mask))),
     }
 }
 

@@ -21,7 +21,7 @@ pub fn materialize(mach: &mut MachShader) {
     if mach.laid_out {
         return;
     }
-    insert_trampolines(mach);
+    let renumbered = insert_trampolines(mach);
     for i in 0..mach.blocks.len() {
         match mach.blocks[i].term {
             MachTerm::Jump(t) if t != i + 1 => mach.blocks[i].insts.push(branchz(None, true, t)),
@@ -31,17 +31,21 @@ pub fn materialize(mach: &mut MachShader) {
             _ => {}
         }
     }
-    mach.recompute_preds();
+    // The branches are instructions: the terminators, and so the predecessors, change only with
+    // trampolines.
+    if renumbered {
+        mach.recompute_preds();
+    }
     mach.laid_out = true;
 }
 
 /// Puts a trampoline right after every branch block whose fall-through successor is not the
-/// next block, renumbering every block reference in one pass.
-fn insert_trampolines(mach: &mut MachShader) {
+/// next block, renumbering every block reference in one pass. Returns whether it inserted any.
+fn insert_trampolines(mach: &mut MachShader) -> bool {
     let needs =
         |i: usize, b: &MachBlock| matches!(b.term, MachTerm::Branch { fallthrough, .. } if fallthrough != i + 1);
     if !mach.blocks.iter().enumerate().any(|(i, b)| needs(i, b)) {
-        return;
+        return false;
     }
     let mut new_index = Vec::with_capacity(mach.blocks.len());
     let mut inserted = 0;
@@ -80,4 +84,5 @@ fn insert_trampolines(mach: &mut MachShader) {
             mach.blocks.push(b);
         }
     }
+    true
 }

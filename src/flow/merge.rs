@@ -1,5 +1,5 @@
 //! Folding wait NOPs into their neighbours (§B.4), an optimisation over `deps`, applied as
-//! `deps` places each wait (so a block's list is rebuilt once):
+//! `deps` places each wait (so a block's list is rebuilt only for the NOPs that remain):
 //!
 //! * M1 — a `NOP` carrying only a wait is not added: its wait moves onto the instruction right
 //!   before it in the same block, if that instruction's flow is a wait or none; the waits are
@@ -10,17 +10,15 @@
 //! * M2 — a NOP first in its block, or after an instruction with another flow (`.reconverge`,
 //!   `.end`, `.discard`), stays.
 
-use super::deps::nop;
 use super::flows;
-use crate::regalloc::mach::{MachInst, Origin};
+use crate::valhall::Instr;
 
-/// Appends a wait for the slots of `mask` (not 0) to a block's instruction list being built:
-/// on the last instruction (M1) or as a NOP (M2).
-pub fn push_wait(insts: &mut Vec<MachInst>, mask: u8) {
-    match insts.last_mut() {
-        Some(prev) if flows::is_wait_or_none(prev.instr.flow) => {
-            prev.instr.flow = flows::flow_of(flows::mask_of(prev.instr.flow) | mask);
-        }
-        _ => insts.push(MachInst::new(nop(flows::flow_of(mask)), Origin::Flow)),
-    }
+/// Whether a wait before the instruction after `prev` can move onto `prev` (M1).
+pub fn can_fold(prev: &Instr) -> bool {
+    flows::is_wait_or_none(prev.flow)
+}
+
+/// Adds the slots of `mask` to the wait of `prev` (which [`can_fold`] accepted).
+pub fn fold(prev: &mut Instr, mask: u8) {
+    prev.flow = flows::flow_of(flows::mask_of(prev.flow) | mask);
 }

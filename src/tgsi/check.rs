@@ -40,6 +40,7 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         indirectly_used: [false; File::ALL.len()],
         reported: Default::default(),
         stale_labels: Vec::new(),
+        per_vertex: File::ALL.map(|file| per_vertex(program.processor(), file)),
     };
     c.declarations();
     c.properties();
@@ -107,6 +108,16 @@ struct Checker<'a> {
     /// Branch labels that disagree with the nesting: (statement span, label, what it points
     /// to, note). Reported as one warning, since old dumps often carry many stale labels.
     stale_labels: Vec<(Span, u32, String, String)>,
+    /// [`per_vertex`] of each file for this program's processor (read for every operand).
+    per_vertex: [bool; File::ALL.len()],
+}
+
+/// Files whose first bracket is a vertex index rather than a declared dimension.
+fn per_vertex(processor: Processor, file: File) -> bool {
+    matches!(
+        (processor, file),
+        (Processor::Geom | Processor::TessEval, File::Input) | (Processor::TessCtrl, File::Input | File::Output)
+    )
 }
 
 fn stage_of(p: Processor) -> StageMask {
@@ -150,10 +161,7 @@ impl<'a> Checker<'a> {
 
     /// Files whose first bracket is a vertex index rather than a declared dimension.
     fn per_vertex(&self, file: File) -> bool {
-        matches!(
-            (self.processor(), file),
-            (Processor::Geom | Processor::TessEval, File::Input) | (Processor::TessCtrl, File::Input | File::Output)
-        )
+        self.per_vertex[file as usize]
     }
 
     fn declarations(&mut self) {
@@ -189,12 +197,7 @@ impl<'a> Checker<'a> {
                 if let Some(w) = widest
                     && r.first <= w.last
                 {
-                    let per_vertex = matches!(
-                        (processor, file),
-                        (Processor::Geom | Processor::TessEval, File::Input)
-                            | (Processor::TessCtrl, File::Input | File::Output)
-                    );
-                    let reg = register_name(file, dim, r.first.max(w.first), per_vertex);
+                    let reg = register_name(file, dim, r.first.max(w.first), per_vertex(processor, file));
                     self.diags.push(
                         Diagnostic::error("E0110", r.span, format!("{reg} is declared twice"))
                             .with_label("second declaration")
@@ -487,9 +490,13 @@ impl<'a> Checker<'a> {
         if matches!(file, File::Null | File::LegacyLoop) {
             return;
         }
-        for ind in [r.index.indirect, r.dimension.and_then(|d| d.indirect)].into_iter().flatten() {
-            let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
-            self.use_register(&reg, span, imm_count, gs_vertices);
+        // The address registers of indirect brackets (spelled out rather than chained: this
+        // runs for every operand).
+        if let Some(ind) = r.index.indirect {
+            self.use_address(ind, span, imm_count, gs_vertices);
+        }
+        if let Some(ind) = r.dimension.and_then(|d| d.indirect) {
+            self.use_address(ind, span, imm_count, gs_vertices);
         }
         if file == File::Immediate {
             if r.index.indirect.is_none() && i64::from(r.index.value) >= imm_count {
@@ -550,6 +557,11 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+    }
+
+    fn use_address(&mut self, ind: Indirect, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
+        let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
+        self.use_register(&reg, span, imm_count, gs_vertices);
     }
 
     fn control_flow(&mut self) {

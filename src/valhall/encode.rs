@@ -13,24 +13,37 @@
 //! [`Instr::validate`] on random, mostly invalid instructions); anything it rejects goes through
 //! the reference path (`check_invariants`, then `encode_raw`), which names the first problem.
 
-use super::inst::{Base, Dest, Instr, InstrError, Src, Staging};
+use super::inst::{Base, Dest, Instr, InstrError, Src};
 use super::tables::*;
 use std::sync::OnceLock;
+
+// The unused staging groups and modifiers are checked as one integer each.
+const _: () = assert!(MAX_STAGING <= 2 && MAX_MODIFIERS <= 16);
 
 /// The error type of encoding (shared with validation).
 pub type EncodeError = InstrError;
 
 /// Encodes a valid instruction.
+#[inline]
 pub fn encode(instr: &Instr) -> Result<u64, EncodeError> {
-    if let Some(word) = encode_valid(instr) {
-        return Ok(word);
+    // The fast path is inlined into the caller's loop; the reference path is out of line.
+    match encode_valid(instr) {
+        Some(word) => Ok(word),
+        None => encode_checked(instr),
     }
-    // `validate` is `check_invariants` followed by `encode_raw`: the word is that second step.
+}
+
+/// The reference path: `validate` is `check_invariants` followed by `encode_raw`, whose word is
+/// that second step.
+#[cold]
+#[inline(never)]
+fn encode_checked(instr: &Instr) -> Result<u64, EncodeError> {
     instr.check_invariants()?;
     encode_raw(instr)
 }
 
 /// The word of a valid instruction, `None` for an invalid one (the fast path of [`encode`]).
+#[inline]
 pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
     let layout = Layout::of(instr.opcode);
     if !allows(layout.flows, instr.flow) {
@@ -58,32 +71,46 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         let count = s.count - u8::from(l.count_minus_one);
         w |= u64::from(s.base) << l.base_start | u64::from(count) << l.count_start;
     }
-    if instr.staging[n_staging..].iter().any(|s| *s != Staging::default()) {
+    // Unused staging groups and modifiers are all zero: their bytes, masked, as one integer.
+    let mut staging_bytes = [0u8; 2 * MAX_STAGING];
+    for (k, s) in instr.staging.iter().enumerate() {
+        staging_bytes[2 * k] = s.base;
+        staging_bytes[2 * k + 1] = s.count;
+    }
+    let mut mod_bytes = [0u8; 16];
+    mod_bytes[..MAX_MODIFIERS].copy_from_slice(&instr.mods);
+    if u32::from_le_bytes(staging_bytes) & layout.unused_staging != 0
+        || u128::from_le_bytes(mod_bytes) & layout.unused_mods != 0
+    {
         return None;
     }
     let n_srcs = usize::from(layout.n_srcs);
-    // FAU-reading sources (uniforms, table constants, specials): how many, and the page of the
-    // last one.
-    let (mut fau_sources, mut page) = (0, 0);
+    // The source bytes of FAU-reading sources (uniforms, table constants, specials), and the
+    // FAU page of the uniforms and specials.
+    let (mut fau, mut n_fau) = ([0u8; MAX_SOURCES], 0);
+    let mut page: Option<u8> = None;
     for (src, l) in instr.srcs[..n_srcs].iter().zip(&layout.srcs) {
         // The source byte (`Base::byte` of a valid base), checking the base on the way.
-        let byte = match src.base {
-            Base::Register(r) if r <= 63 => r,
-            Base::Discard(r) if r <= 63 => 0x40 | r,
-            Base::Uniform(u) if u <= 127 => {
-                (fau_sources, page) = (fau_sources + 1, u >> 6);
-                0x80 | (u & 0x3F)
-            }
-            Base::Immediate(i) if i <= 31 => {
-                fau_sources += 1;
-                0xC0 | i
-            }
+        let (byte, src_page) = match src.base {
+            Base::Register(r) if r <= 63 => (r, None),
+            Base::Discard(r) if r <= 63 => (0x40 | r, None),
+            Base::Uniform(u) if u <= 127 => (0x80 | (u & 0x3F), Some(u >> 6)),
+            Base::Immediate(i) if i <= 31 => (0xC0 | i, None),
             Base::Special(sp) if sp.page <= 3 && sp.entry <= 15 && sp.name().is_some() => {
-                (fau_sources, page) = (fau_sources + 1, sp.page);
-                0xE0 | sp.entry << 1 | u8::from(sp.high)
+                (0xE0 | sp.entry << 1 | u8::from(sp.high), Some(sp.page))
             }
             _ => return None,
         };
+        if byte & 0x80 != 0 {
+            fau[n_fau] = byte;
+            n_fau += 1;
+            if let Some(p) = src_page {
+                if page.is_some_and(|q| q != p) {
+                    return None;
+                }
+                page = Some(p);
+            }
+        }
         let [swizzle, widen, lane] = l.fields;
         let fields_ok = (src.swizzle | src.widen | src.lane) < 16
             && (swizzle.1 >> src.swizzle) & (widen.1 >> src.widen) & (lane.1 >> src.lane) & 1 == 1;
@@ -102,12 +129,11 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
             return None;
         }
     }
-    // One FAU word always satisfies the FAU rules; several are checked by the reference rules.
-    if fau_sources > 1 {
-        instr.check_fau_limits().ok()?;
-        page = instr.fau_page().ok()?;
+    // One FAU word always satisfies the FAU limits.
+    if n_fau > 1 && !fau_limits_hold(&fau[..n_fau], layout.alu) {
+        return None;
     }
-    w |= u64::from(page) << 57;
+    w |= u64::from(page.unwrap_or(0)) << 57;
     for (k, &v) in instr.imms.iter().enumerate() {
         let (start, width) = layout.imms[k];
         if u64::from(v) >> width != 0 {
@@ -122,10 +148,43 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         }
         w |= u64::from(v) << start;
     }
-    if instr.mods[n_mods..].iter().fold(0, |any, &v| any | v) != 0 {
-        return None;
-    }
     Some(w)
+}
+
+/// The assembler's FAU limits (encoding spec §2.7, A1–A3; [`Instr::check_fau_limits`] names the
+/// failing source) over the source bytes of the FAU-reading sources, in slot order: at most two
+/// distinct FAU words in all; of the uniforms and specials (immediates excluded), at most one
+/// 64-bit slot and two words for an ALU instruction, two slots and three words for a message.
+pub(super) fn fau_limits_hold(fau: &[u8], alu: bool) -> bool {
+    let (max_slots, max_words) = if alu { (1, 2) } else { (2, 3) };
+    let mut all = Distinct::default();
+    let mut words = Distinct::default();
+    let mut slots = Distinct::default();
+    for &byte in fau {
+        all.add(byte);
+        // Table constants (immediates) count only among all FAU words.
+        if byte & 0xE0 != 0xC0 {
+            words.add(byte);
+            slots.add(byte >> 1);
+        }
+    }
+    all.n <= 2 && words.n <= max_words && slots.n <= max_slots
+}
+
+/// The distinct values among at most [`MAX_SOURCES`].
+#[derive(Default)]
+struct Distinct {
+    seen: [u8; MAX_SOURCES],
+    n: usize,
+}
+
+impl Distinct {
+    fn add(&mut self, v: u8) {
+        if !self.seen[..self.n].contains(&v) {
+            self.seen[self.n] = v;
+            self.n += 1;
+        }
+    }
 }
 
 /// Whether an unused source slot holds [`Src::EMPTY`] (spelled out: cheaper than the derived
@@ -171,6 +230,12 @@ struct Layout {
     n_staging: u8,
     n_srcs: u8,
     n_mods: u8,
+    /// An ALU instruction (for the FAU limits).
+    alu: bool,
+    /// The bytes of the unused staging groups (`base`, `count` of each, little-endian) and of
+    /// the unused modifiers: they must be zero.
+    unused_staging: u32,
+    unused_mods: u128,
     staging: [StagingLayout; MAX_STAGING],
     srcs: [SrcLayout; MAX_SOURCES],
     /// First bit and width of each immediate field (unused entries: width 0, so only 0 fits).
@@ -201,6 +266,9 @@ impl Layout {
             n_staging: info.staging.len() as u8,
             n_srcs: info.srcs.len() as u8,
             n_mods: info.mods.len() as u8,
+            alu: info.unit.is_alu(),
+            unused_staging: (2 * info.staging.len()..2 * MAX_STAGING).fold(0, |m, k| m | 0xFF << (8 * k)),
+            unused_mods: (info.mods.len()..MAX_MODIFIERS).fold(0, |m, k| m | 0xFF << (8 * k)),
             ..Layout::default()
         };
         for (k, s) in info.staging.iter().enumerate() {
@@ -341,7 +409,7 @@ pub fn encode_raw(instr: &Instr) -> Result<u64, EncodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::valhall::Special;
+    use crate::valhall::{Special, Staging};
 
     /// A xorshift generator: the test needs many cheap, reproducible random numbers.
     struct Rng(u64);
@@ -418,6 +486,24 @@ mod tests {
             }
         }
         i
+    }
+
+    /// The one-pass hardware-rule check agrees with the rules walked in order (which name the
+    /// violation), on random instructions with every kind of source.
+    #[test]
+    fn hardware_rules_fast_check_agrees() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let (mut hold, mut fail) = (0, 0);
+        for op in Opcode::ALL {
+            for _ in 0..300 {
+                let i = near_valid(op, &mut rng);
+                let walked = i.first_hardware_rule_violation();
+                assert_eq!(i.hardware_rules_hold(), walked.is_ok(), "{i:?}");
+                assert_eq!(i.check_hardware_rules(), walked, "{i:?}");
+                if walked.is_ok() { hold += 1 } else { fail += 1 }
+            }
+        }
+        assert!(hold > 5_000 && fail > 5_000, "{hold} hold, {fail} fail");
     }
 
     /// The fast path accepts exactly the valid instructions, with the reference word.

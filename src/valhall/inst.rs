@@ -583,6 +583,16 @@ impl Instr {
     /// The hardware FAU rules the compiler must respect (encoding spec §2.7, H2–H7), stricter
     /// than the assembler's. Returns the first violation.
     pub fn check_hardware_rules(&self) -> Result<(), InstrError> {
+        // The legaliser asks this of every instruction with a FAU source: decide in one pass,
+        // and walk the rules in order only to name a violation.
+        if self.hardware_rules_hold() {
+            return Ok(());
+        }
+        self.first_hardware_rule_violation()
+    }
+
+    /// The rules of [`Instr::check_hardware_rules`] walked in order: the first violation.
+    pub(super) fn first_hardware_rule_violation(&self) -> Result<(), InstrError> {
         let info = self.info();
         let err = |message: String| Err(InstrError::Invalid { instr: info.name, message });
         self.fau_page()?;
@@ -625,6 +635,56 @@ impl Instr {
             return err("only message instructions (not ATEST/BLEND) may combine a uniform and a special value".into());
         }
         Ok(())
+    }
+
+    /// Whether [`Instr::check_hardware_rules`] holds, in one pass over the sources (the same
+    /// rules: one FAU page, the assembler's FAU limits, one 64-bit uniform slot, one special
+    /// value, aligned 64-bit operands, the message-only special values and combinations).
+    pub(super) fn hardware_rules_hold(&self) -> bool {
+        let info = self.info();
+        let alu = info.unit.is_alu();
+        let (mut fau, mut n_fau) = ([0u8; MAX_SOURCES], 0);
+        let mut page: Option<u8> = None;
+        let mut uniform_slot: Option<u8> = None;
+        let mut special: Option<(u8, u8)> = None;
+        for (src, sinfo) in self.sources().iter().zip(info.srcs) {
+            let wide = sinfo.size == 64;
+            match src.base {
+                Base::Register(r) | Base::Discard(r) => {
+                    if wide && r % 2 == 1 {
+                        return false;
+                    }
+                    continue;
+                }
+                Base::Uniform(u) => {
+                    if uniform_slot.is_some_and(|s| s != u >> 1) || (wide && u % 2 == 1) {
+                        return false;
+                    }
+                    uniform_slot = Some(u >> 1);
+                }
+                Base::Special(s) => {
+                    let warp = s.page == 0 && s.entry == 2;
+                    if special.is_some_and(|x| x != (s.page, s.entry)) || (!alu && (warp || s.page == 3)) {
+                        return false;
+                    }
+                    special = Some((s.page, s.entry));
+                }
+                Base::Immediate(_) => {}
+            }
+            if let Some(p) = src.base.page() {
+                if page.is_some_and(|q| q != p) {
+                    return false;
+                }
+                page = Some(p);
+            }
+            fau[n_fau] = src.base.byte();
+            n_fau += 1;
+        }
+        if n_fau > 1 && !super::encode::fau_limits_hold(&fau[..n_fau], alu) {
+            return false;
+        }
+        let two_indices = !alu && !matches!(info.opcode, Opcode::ATEST | Opcode::BLEND);
+        !(special.is_some() && uniform_slot.is_some() && !two_indices)
     }
 
     /// Checks every invariant of a valid instruction (module documentation).
