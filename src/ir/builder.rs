@@ -50,14 +50,24 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Adds an instruction whose only definition is its one destination (ALU instructions
-    /// without staging, pseudo-instructions) and returns that value: the definition is
-    /// recorded directly instead of through the opcode's staging description.
+    /// Adds a pseudo-instruction whose only definition is its one destination (`copy`,
+    /// `preload`, `undef`, φ) and returns that value. The instruction is written straight into
+    /// the arena: assembling an `Inst` first would copy its 188 bytes once more.
     #[inline(always)]
-    fn single_dest(&mut self, inst: Inst) -> Value {
-        let dest = self.shader.get(inst.dests)[0];
+    fn single_dest(&mut self, kind: InstKind, src: Src, args: &[Value]) -> Value {
+        let dests = self.shader.new_values(1);
+        let dest = self.shader.get(dests)[0];
+        let args = if kind == InstKind::Phi { self.shader.list(args) } else { ValueList::EMPTY };
         let id = InstId(self.shader.insts.len() as u32);
-        self.shader.insts.push(inst);
+        self.shader.insts.push(Inst {
+            kind,
+            mach: Instr::new(Opcode::NOP),
+            dests,
+            staging: [ValueList::EMPTY; 2],
+            srcs: [src, Src::NONE, Src::NONE, Src::NONE],
+            args,
+            dead: false,
+        });
         self.shader.values[dest.index()].def = Some(id);
         self.place(id);
         dest
@@ -65,8 +75,9 @@ impl<'a> Builder<'a> {
 
     /// An ALU instruction from a machine template whose operand fields are those of
     /// [`Instr::new`] (only modifiers, immediates and flow set), so that [`Inst::machine`]
-    /// would return it unchanged; returns its destination.
-    #[inline]
+    /// would return it unchanged; returns its destination. Inlined into each typed helper, so
+    /// that the template is written straight into the arena.
+    #[inline(always)]
     fn clean_alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
         let info = mach.info();
         if !info.staging.is_empty() || Self::dest_width(&mach) != 1 {
@@ -74,21 +85,29 @@ impl<'a> Builder<'a> {
         }
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
         debug_assert_eq!(Inst::machine(mach).mach, mach, "{}: operand fields set", info.name);
-        // Element by element: a slice copy of unknown length is a `memcpy` call.
-        let mut operands = [Src::NONE; 4];
-        for (o, s) in operands.iter_mut().zip(srcs) {
-            *o = *s;
-        }
         let dests = self.shader.new_values(1);
-        self.single_dest(Inst {
+        let dest = self.shader.get(dests)[0];
+        let id = InstId(self.shader.insts.len() as u32);
+        // The instruction is built in the arena and its sources copied there afterwards: an
+        // `Inst` assembled first is copied whole (188 bytes) once more.
+        self.shader.insts.push(Inst {
             kind: InstKind::Machine,
             mach,
             dests,
             staging: [ValueList::EMPTY; 2],
-            srcs: operands,
+            srcs: [Src::NONE; 4],
             args: ValueList::EMPTY,
             dead: false,
-        })
+        });
+        if let Some(inst) = self.shader.insts.last_mut() {
+            // Element by element: a slice copy of unknown length is a `memcpy` call.
+            for (o, s) in inst.srcs.iter_mut().zip(srcs) {
+                *o = *s;
+            }
+        }
+        self.shader.values[dest.index()].def = Some(id);
+        self.place(id);
+        dest
     }
 
     /// Number of destination registers of a machine instruction: 2 for 64-bit results.
@@ -107,21 +126,35 @@ impl<'a> Builder<'a> {
     /// operands (in `info.staging` order); written staging operands get `write_counts[k]` fresh
     /// values. Destinations are fresh values.
     pub fn emit(&mut self, mach: Instr, srcs: &[Src], staging: &[&[Value]], write_count: usize) -> InstId {
+        self.emit_writing(mach, srcs, staging, write_count).0
+    }
+
+    /// [`Builder::emit`], also returning the first written staging list (empty without one).
+    fn emit_writing(
+        &mut self,
+        mach: Instr,
+        srcs: &[Src],
+        staging: &[&[Value]],
+        write_count: usize,
+    ) -> (InstId, ValueList) {
         let info = mach.info();
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
         let mut inst = Inst::machine(mach);
         inst.dests = self.shader.new_values(Self::dest_width(&mach));
         let mut reads = staging.iter();
+        let mut written = None;
         for (k, s) in info.staging.iter().enumerate() {
             inst.staging[k] = if s.write {
-                self.shader.new_values(write_count)
+                let list = self.shader.new_values(write_count);
+                written.get_or_insert(list);
+                list
             } else {
                 let values = reads.next().copied().unwrap_or(&[]);
                 self.shader.list(values)
             };
         }
         inst.srcs[..srcs.len()].copy_from_slice(srcs);
-        self.insert(inst)
+        (self.insert(inst), written.unwrap_or(ValueList::EMPTY))
     }
 
     /// Emits an ALU instruction with one 32-bit destination and returns the destination.
@@ -137,17 +170,12 @@ impl<'a> Builder<'a> {
 
     /// Emits a message instruction that writes `write_count` staging registers; returns them.
     pub fn message(&mut self, mach: Instr, srcs: &[Src], reads: &[&[Value]], write_count: usize) -> ValueList {
-        let id = self.emit(mach, srcs, reads, write_count);
-        let inst = *self.shader.inst(id);
-        (0..2).find(|&k| inst.staging_is_write(k)).map_or(ValueList::EMPTY, |k| inst.staging[k])
+        self.emit_writing(mach, srcs, reads, write_count).1
     }
 
     /// `dest = operand`.
     pub fn copy(&mut self, operand: impl Into<Operand>) -> Value {
-        let mut inst = Inst::pseudo(InstKind::Copy);
-        inst.dests = self.shader.new_values(1);
-        inst.srcs[0] = Src::new(operand.into());
-        self.single_dest(inst)
+        self.single_dest(InstKind::Copy, Src::new(operand.into()), &[])
     }
 
     /// A register holding the 32-bit constant `bits`.
@@ -157,25 +185,18 @@ impl<'a> Builder<'a> {
 
     /// A value holding what the hardware preloaded into `reg`.
     pub fn preload(&mut self, reg: u8) -> Value {
-        let mut inst = Inst::pseudo(InstKind::Preload(reg));
-        inst.dests = self.shader.new_values(1);
-        self.single_dest(inst)
+        self.single_dest(InstKind::Preload(reg), Src::NONE, &[])
     }
 
     /// An unspecified value.
     pub fn undef(&mut self) -> Value {
-        let mut inst = Inst::pseudo(InstKind::Undef);
-        inst.dests = self.shader.new_values(1);
-        self.single_dest(inst)
+        self.single_dest(InstKind::Undef, Src::NONE, &[])
     }
 
     /// A φ with the given arguments (one per predecessor, in predecessor order); inserted at the
     /// current position, which must be among the block's leading φs.
     pub fn phi(&mut self, args: &[Value]) -> Value {
-        let mut inst = Inst::pseudo(InstKind::Phi);
-        inst.dests = self.shader.new_values(1);
-        inst.args = self.shader.list(args);
-        self.single_dest(inst)
+        self.single_dest(InstKind::Phi, Src::NONE, args)
     }
 
     // ---- Float arithmetic ---------------------------------------------------------------------

@@ -12,6 +12,7 @@
 //!    whose swizzle converts a half (`2.0` = `0x40000000.h1`), possibly negated.
 
 use crate::valhall::tables::{IMMEDIATES, SrcInfo, WidenKind};
+use std::sync::LazyLock;
 
 /// A table entry and the source modifier fields that turn it into the wanted value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,8 +30,24 @@ fn table() -> impl Iterator<Item = u32> {
     IMMEDIATES.iter().map(|e| e.0)
 }
 
+/// For each byte value, the first entry (in table order) holding it and the byte's position:
+/// what the scan for byte-lane sources (shift amounts, lane numbers) would find first.
+static FIRST_BYTE: LazyLock<[Option<(u32, u8)>; 256]> = LazyLock::new(|| {
+    let mut first = [None; 256];
+    for e in table() {
+        for k in 0..4u8 {
+            let byte = ((e >> (8 * k)) & 0xFF) as usize;
+            if first[byte].is_none() {
+                first[byte] = Some((e, k));
+            }
+        }
+    }
+    first
+});
+
 /// Whether `value` is an entry of the table.
 pub fn is_entry(value: u32) -> bool {
+    // A scan of 32 words compiles to a few vector compares: cheaper than a binary search.
     table().any(|e| e == value)
 }
 
@@ -43,23 +60,19 @@ pub fn encode(value: u32, info: &SrcInfo, signed_widen: bool) -> Option<Encoded>
     let identity_widen = if info.widen_kind == WidenKind::Lanes { 4 } else { info.default_widen() };
     let plain = Encoded { entry: value, neg: false, swizzle: info.default_swizzle(), widen: identity_widen };
     if info.size == 64 {
-        return table().any(|e| e == value).then_some(plain);
+        return is_entry(value).then_some(plain);
     }
-    if table().any(|e| e == value) {
+    if is_entry(value) {
         return Some(plain);
     }
-    if info.neg.is_some() && table().any(|e| e == value ^ 0x8000_0000) {
+    if info.neg.is_some() && is_entry(value ^ 0x8000_0000) {
         return Some(Encoded { entry: value ^ 0x8000_0000, neg: true, ..plain });
     }
     // lanes_8_bit (b00..b33 = 4..7) replicates one byte; shift amounts and lane numbers (8-bit
     // sources) only read the low byte, so any entry byte equal to the value works.
     if info.widen_kind == WidenKind::Lanes && value < 0x100 {
-        for e in table() {
-            for k in 0..4u8 {
-                if (e >> (8 * k)) & 0xFF == value {
-                    return Some(Encoded { entry: e, widen: 4 + k, ..plain });
-                }
-            }
+        if let Some((e, k)) = FIRST_BYTE[value as usize] {
+            return Some(Encoded { entry: e, widen: 4 + k, ..plain });
         }
     }
     if info.size == 32 {
@@ -148,6 +161,15 @@ mod tests {
         assert!(encode(0xFA, &iadd, true).is_none() || encode(0xFA, &iadd, true).unwrap().widen < 4);
         let csel = src(Opcode::CSEL_U32, 0);
         assert_eq!(encode(16, &csel, false), None, "CSEL sources have no selects");
+    }
+
+    #[test]
+    fn first_byte_agrees_with_scanning_the_table() {
+        for byte in 0..256u32 {
+            let scanned =
+                table().flat_map(|e| (0..4u8).map(move |k| (e, k))).find(|&(e, k)| (e >> (8 * k)) & 0xFF == byte);
+            assert_eq!(FIRST_BYTE[byte as usize], scanned, "{byte:#x}");
+        }
     }
 
     #[test]

@@ -23,23 +23,46 @@ use crate::valhall::tables::{INSTRUCTION_COUNT, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
-/// Legalises every machine instruction of the shader. Each block's instruction list is
-/// rebuilt in one pass: materialised operands are appended right before their reader.
+/// Legalises every machine instruction of the shader. A block's instruction list stays in
+/// place until an instruction needs an operand materialised; from there on the list is rebuilt
+/// in one pass, materialised operands right before their reader.
 #[inline(never)] // A symbol of its own in profiles.
 pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
+        let n = shader.blocks[b].insts.len();
+        // In place: the steps append what they materialise to the end of the list.
+        let mut done = 0;
+        while done < n && shader.blocks[b].insts.len() == n {
+            legalize(shader, block, shader.blocks[b].insts[done]);
+            done += 1;
+        }
+        if shader.blocks[b].insts.len() == n {
+            continue;
+        }
+        // Instruction `done - 1` got operands materialised (now at `n..`): move them before it,
+        // then legalise the rest in a rebuilt list.
         let old = std::mem::take(&mut shader.blocks[b].insts);
-        shader.blocks[b].insts.reserve(old.len());
-        for id in old {
-            let inst = shader.inst(id);
-            if !inst.dead && inst.is_machine() && needs_work(inst) {
-                fuse_immediate_add(shader, id);
-                encode_constants(shader, block, id);
-                enforce_fau_limits(shader, block, id);
-            }
+        let list = &mut shader.blocks[b].insts;
+        list.reserve(old.len() + (n - done) / 2 + 4);
+        list.extend_from_slice(&old[..done - 1]);
+        list.extend_from_slice(&old[n..]);
+        list.push(old[done - 1]);
+        for &id in &old[done..n] {
+            legalize(shader, block, id);
             shader.blocks[b].insts.push(id);
         }
+    }
+}
+
+/// Legalises one instruction; operands it materialises are appended to `block`'s list.
+#[inline]
+fn legalize(shader: &mut Shader, block: Block, id: InstId) {
+    let inst = shader.inst(id);
+    if !inst.dead && inst.is_machine() && needs_work(inst) {
+        fuse_immediate_add(shader, id);
+        encode_constants(shader, block, id);
+        enforce_fau_limits(shader, block, id);
     }
 }
 
@@ -269,8 +292,11 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
         // check).
         let info = inst.mach.info();
         let mut last = None;
-        // Table constants only, and their distinct values (at most two are kept).
-        let (mut only_constants, mut constants, mut distinct) = (true, [0u32; 2], 0);
+        // The distinct constant values and uniform words (at most two of each are kept), and
+        // whether every uniform is in one 64-bit slot, evenly aligned when 64 bits are read.
+        let (mut constants, mut distinct) = ([0u32; 2], 0);
+        let (mut uniforms, mut distinct_uniforms) = ([0u8; 2], 0);
+        let (mut slot, mut simple) = (None, true);
         for (k, src) in inst.sources().iter().enumerate() {
             match src.operand {
                 Operand::Const(c) => {
@@ -282,16 +308,29 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
                         distinct += 1;
                     }
                 }
-                Operand::Uniform(_) | Operand::Special(_) => (last, only_constants) = (Some(k), false),
+                Operand::Uniform(u) => {
+                    last = Some(k);
+                    simple &= slot.is_none_or(|s| s == u >> 1) && (info.srcs[k].size != 64 || u % 2 == 0);
+                    slot = Some(u >> 1);
+                    if !uniforms[..distinct_uniforms.min(2)].contains(&u) {
+                        if distinct_uniforms < 2 {
+                            uniforms[distinct_uniforms] = u;
+                        }
+                        distinct_uniforms += 1;
+                    }
+                }
+                Operand::Special(_) => (last, simple) = (Some(k), false),
                 _ => {}
             }
         }
         let Some(k) = last else {
             return;
         };
-        // Up to two distinct table entries (constants are entries once encoded) are two words of
-        // page 0 and no special: no rule can fail. This is the common case, so it skips the probe.
-        if only_constants && distinct <= 2 {
+        // Table constants (entries once encoded) have no page, and uniforms of one 64-bit slot
+        // share theirs: with no special and at most two distinct words, no rule can fail
+        // (`Instr::check_hardware_rules`). This is the common case, so it skips the probe.
+        if simple && distinct + distinct_uniforms <= 2 {
+            debug_assert!(!violates(&probe(shader, inst)), "{:?}", inst.mach.opcode);
             return;
         }
         if !violates(&probe(shader, inst)) {

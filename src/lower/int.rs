@@ -553,8 +553,12 @@ fn pairwise(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode, f: impl Fn(&mut C
         if !pair_enabled(inst, p) {
             continue;
         }
-        let srcs: Vec<Pair> = (0..n).map(|k| src64(ctx, inst, k, p)).collect();
-        let (lo, hi) = f(ctx, &srcs);
+        let none = Pair { lo: Src::NONE, hi: Src::NONE };
+        let mut srcs = [none; 4];
+        for (k, s) in srcs.iter_mut().enumerate().take(n) {
+            *s = src64(ctx, inst, k, p);
+        }
+        let (lo, hi) = f(ctx, &srcs[..n]);
         out[2 * p] = Some(lo);
         out[2 * p + 1] = Some(hi);
     }

@@ -73,13 +73,24 @@ impl FauLayout {
 
     /// The word holding `CONST[buffer][index].component` (None when the table is full).
     pub fn constant(&mut self, buffer: u32, index: u32, component: u32) -> Option<u8> {
+        let (b, i) = (buffer as usize, index as usize);
+        // The common case first: a word of a group already placed.
+        if let Some(&base) = self.constant_groups.get(b).and_then(|groups| groups.get(i))
+            && base != NO_GROUP
+        {
+            let w = base + component as u8;
+            if self.words[w as usize].is_none() {
+                self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+            }
+            return Some(w);
+        }
         let base = if buffer < DENSE_BUFFERS && index < DENSE_CONSTANTS {
-            let (b, i) = (buffer as usize, index as usize);
             if self.constant_groups.len() <= b {
                 self.constant_groups.resize(b + 1, Vec::new());
             }
             if self.constant_groups[b].len() <= i {
-                self.constant_groups[b].resize(i + 1, NO_GROUP);
+                // Room for the usual handful of constants up front, not one index at a time.
+                self.constant_groups[b].resize((i + 1).max(16), NO_GROUP);
             }
             match self.constant_groups[b][i] {
                 NO_GROUP => {
@@ -144,14 +155,56 @@ impl FauLayout {
     }
 }
 
+/// Values by register index: a table for the usual small indices (every read of an input asks),
+/// a map beyond.
+#[derive(Debug)]
+struct ByIndex<V> {
+    dense: Vec<Option<V>>,
+    sparse: FxHashMap<i64, V>,
+}
+
+/// Indices below this live in [`ByIndex::dense`].
+const DENSE_INDICES: usize = 256;
+
+impl<V> Default for ByIndex<V> {
+    fn default() -> ByIndex<V> {
+        ByIndex { dense: Vec::new(), sparse: FxHashMap::default() }
+    }
+}
+
+impl<V: Copy> ByIndex<V> {
+    fn get(&self, index: i64) -> Option<V> {
+        match usize::try_from(index) {
+            Ok(i) if i < DENSE_INDICES => self.dense.get(i).copied().flatten(),
+            _ => self.sparse.get(&index).copied(),
+        }
+    }
+
+    fn insert(&mut self, index: i64, value: V) {
+        match usize::try_from(index) {
+            Ok(i) if i < DENSE_INDICES => {
+                if self.dense.len() <= i {
+                    // Room for the usual handful of registers at once, not one index at a time.
+                    self.dense.resize((i + 1).max(16), None);
+                }
+                self.dense[i] = Some(value);
+            }
+            _ => {
+                self.sparse.insert(index, value);
+            }
+        }
+    }
+}
+
 /// Input values loaded so far, preloads, and the metadata being collected.
 #[derive(Debug, Default)]
 pub struct IoState {
     /// Loaded `IN[i]` components.
-    inputs: FxHashMap<i64, [Value; 4]>,
+    inputs: ByIndex<[Value; 4]>,
     /// Loaded `SV[i]` components.
-    system_values: FxHashMap<i64, [Value; 4]>,
-    preloads: FxHashMap<u8, Value>,
+    system_values: ByIndex<[Value; 4]>,
+    /// Preloaded registers and their values (a handful per shader).
+    preloads: Vec<(u8, Value)>,
     /// Constant vec4s loaded from UBOs when the FAU table is full: (buffer, index) → values.
     loaded_constants: FxHashMap<(u32, u32), [Value; 4]>,
     pub flags: meta::Flags,
@@ -176,11 +229,14 @@ fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declarat
 
 /// The value the hardware preloads into `reg`.
 pub fn preload(ctx: &mut Ctx, reg: u8) -> Value {
-    if let Some(&v) = ctx.io.preloads.get(&reg) {
+    if let Some(&(_, v)) = ctx.io.preloads.iter().find(|p| p.0 == reg) {
         return v;
     }
     let v = ctx.entry_builder().preload(reg);
-    ctx.io.preloads.insert(reg, v);
+    if ctx.io.preloads.is_empty() {
+        ctx.io.preloads.reserve(8);
+    }
+    ctx.io.preloads.push((reg, v));
     v
 }
 
@@ -261,7 +317,7 @@ pub fn input(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
 }
 
 fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
-    if let Some(&v) = ctx.io.inputs.get(&index) {
+    if let Some(v) = ctx.io.inputs.get(index) {
         return v;
     }
     let values = match ctx.stage {
@@ -468,17 +524,20 @@ fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: 
     let _ = mach.set("source_format", if flat { SourceFormat::SrcFlat32 } else { SourceFormat::SrcF32 });
     let _ = mach.set("sample_mode", sample_mode);
     let _ = mach.set("update_mode", UpdateMode::Store);
-    let mut srcs = vec![src0];
+    let mut srcs = [src0, Src::NONE];
+    let mut count = 1;
     if offset < 256 {
         let _ = mach.set_imm("index", i64::from(offset));
     } else {
         let off = ctx.entry_builder().konst(offset);
-        srcs.push(Src::new(off));
+        srcs[1] = Src::new(off);
+        count = 2;
     }
+    let srcs = &srcs[..count];
     let list = if in_entry {
-        ctx.entry_builder().message(mach, &srcs, &[], 4)
+        ctx.entry_builder().message(mach, srcs, &[], 4)
     } else {
-        ctx.builder().message(mach, &srcs, &[], 4)
+        ctx.builder().message(mach, srcs, &[], 4)
     };
     let mut values: [Value; 4] = {
         let v = ctx.shader.get(list);
@@ -580,7 +639,7 @@ fn frag_coord(ctx: &mut Ctx) -> [Value; 4] {
 /// Component `c` of an `SV` register.
 pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     let index = i64::from(reg.index.value);
-    if let Some(&v) = ctx.io.system_values.get(&index) {
+    if let Some(v) = ctx.io.system_values.get(index) {
         return Operand::Value(v[c]);
     }
     let Some(decl) = declaration(ctx, File::SystemValue, index) else {
@@ -970,7 +1029,7 @@ fn interpolate(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
 
 /// The output registers with their semantics.
 fn output_decls<'p>(ctx: &Ctx<'p>) -> Vec<(i64, SemanticName, u32)> {
-    let mut outs = Vec::new();
+    let mut outs = Vec::with_capacity(8);
     for d in ctx.program.declarations().filter(|d| d.file == File::Output) {
         let (name, index) = d.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
         for (k, i) in (d.first..=d.last).enumerate() {
@@ -996,7 +1055,8 @@ pub fn epilogue(ctx: &mut Ctx) {
 
 fn fragment_outputs(ctx: &mut Ctx) {
     let outs = output_decls(ctx);
-    let mut colors: Vec<(u32, i64)> = Vec::new();
+    ctx.io.outputs.reserve(outs.len());
+    let mut colors: Vec<(u32, i64)> = Vec::with_capacity(outs.len());
     let (mut depth, mut stencil, mut sample_mask) = (None, None, None);
     for &(index, name, sem) in &outs {
         match name {
@@ -1072,7 +1132,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
             ctx.unsupported("a colour output above COLOR[7]", "Valhall has 8 render targets");
             continue;
         }
-        let color: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
+        let color: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
         let mut blend = Instr::new(Op::BLEND);
         let _ = blend.set_slot(Slot::Slot0);
         let _ = blend.set_vector_size(VectorSize::V4);
@@ -1095,6 +1155,9 @@ fn special(name: &str) -> Special {
 
 fn vertex_outputs(ctx: &mut Ctx) {
     let outs = output_decls(ctx);
+    // Every output is described once: as an output, or as a varying.
+    ctx.io.outputs.reserve(2);
+    ctx.io.varyings.reserve(outs.len());
     let index_reg = preload(ctx, 59);
     let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
         let mut lea = Instr::new(Op::LEA_BUF_IMM);
@@ -1115,8 +1178,8 @@ fn vertex_outputs(ctx: &mut Ctx) {
     for &(index, name, sem) in &outs {
         match name {
             SemanticName::Position => {
-                let pos: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
-                let screen = viewport_transform(ctx, [pos[0], pos[1], pos[2], pos[3]]);
+                let pos: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
+                let screen = viewport_transform(ctx, pos);
                 store(ctx, &screen, (lo, hi), 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
                     register: indexed_name("OUT", index),
@@ -1145,7 +1208,7 @@ fn vertex_outputs(ctx: &mut Ctx) {
                     ctx.unsupported(&format!("a vertex output with semantic {}", name.name()), "it is not a varying");
                     continue;
                 };
-                let values: Vec<Value> = (0..4).map(|c| read_output(ctx, index, c)).collect();
+                let values: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
                 store(ctx, &values, (lo, hi), offset, MemoryAccess::Estream);
                 ctx.io.varyings.push(meta::Varying {
                     register: indexed_name("OUT", index),

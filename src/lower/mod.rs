@@ -358,6 +358,7 @@ impl<'p> Ctx<'p> {
     }
 
     /// [`Ctx::var`] of a register met for the first time (or with a large or negative index).
+    #[inline(never)]
     fn new_var_of(&mut self, file: File, index: i64, c: usize) -> Var {
         let base = match usize::try_from(index) {
             Ok(i) if i < DENSE_REGISTERS => {
@@ -392,6 +393,7 @@ impl<'p> Ctx<'p> {
     }
 
     /// The current value of a variable (an undefined stand-in when never written).
+    #[inline]
     pub fn read_var(&mut self, var: Var) -> Value {
         match self.ssa.read(var) {
             Some(v) => v,
@@ -402,6 +404,7 @@ impl<'p> Ctx<'p> {
     /// The value of a variable never written on some path. TGSI leaves it undefined; we read 0
     /// (one shared zero), so the hardware never reads a register nothing wrote and results do not
     /// depend on leftovers.
+    #[inline(never)]
     fn undef_of(&mut self, var: Var) -> Value {
         if let Some(&v) = self.undefs.get(&var) {
             return v;

@@ -42,14 +42,8 @@ pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
         return legacy_fsrc(ctx, src, legacy, c);
     }
     let operand = base_operand(ctx, &src.register, component(src, c));
-    let mut out = Src::new(operand);
-    if src.absolute {
-        out = out.absolute();
-    }
-    if src.negate {
-        out = out.negated();
-    }
-    fold_const_mods(out)
+    // `|x|` first, then `-`: the modifiers land on the source as written.
+    fold_const_mods(Src { operand, neg: src.negate, abs: src.absolute, ..Src::NONE })
 }
 
 /// A float source with the modifiers of Mesa ≤ 7.7, applied from the inside out as the
@@ -188,7 +182,26 @@ pub fn condition(ctx: &mut Ctx, inst: &Instruction, float: bool) -> Value {
 // ---- Register files ---------------------------------------------------------------------------
 
 /// The operand holding component `comp` of a register (before modifiers).
+#[inline]
 pub fn base_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
+    // Most sources are TEMP components and immediates: those are table lookups, inlined into
+    // the callers; everything else (and anything indirect) takes the general path.
+    if reg.index.indirect.is_none() {
+        let c = comp.index();
+        if is_variable_file(reg.file) {
+            let var = ctx.var(reg.file, i64::from(reg.index.value), c);
+            return Operand::Value(ctx.read_var(var));
+        }
+        if reg.file == File::Immediate {
+            return Operand::Const(ctx.imms.get(reg.index.value as usize).map_or(0, |v| v[c]));
+        }
+    }
+    register_operand(ctx, reg, comp)
+}
+
+/// [`base_operand`] of any register.
+#[inline(never)]
+fn register_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
     let c = comp.index();
     match reg.file {
         File::Immediate => match reg.index.indirect {
@@ -297,7 +310,7 @@ pub fn is_variable_file(file: File) -> bool {
 /// the instruction's saturation and legacy modulation.
 pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>; 4], kind: Kind) {
     let Some(dst) = inst.dst.get(k) else { return };
-    let reg = dst.register;
+    let reg = &dst.register;
     if reg.file == File::Null {
         return;
     }
@@ -309,15 +322,20 @@ pub fn write(ctx: &mut Ctx, inst: &Instruction, k: usize, values: [Option<Value>
         return;
     }
     let mut finished = [None; 4];
-    for c in dst.write_mask.components() {
-        let Some(mut v) = values[c.index()] else { continue };
-        if kind == Kind::Float {
+    // Most destinations are written as computed: no modulation, no saturation.
+    let adjust = kind == Kind::Float && (dst.modulate.is_some() || inst.saturate != Saturate::None);
+    for (c, value) in values.iter().enumerate() {
+        if dst.write_mask.0 & (1 << c) == 0 {
+            continue;
+        }
+        let Some(mut v) = *value else { continue };
+        if adjust {
             if let Some(m) = dst.modulate {
                 v = ctx.builder().fmul(v, Src::f32(m.factor()));
             }
             v = saturate(ctx, v, inst.saturate);
         }
-        finished[c.index()] = Some(v);
+        finished[c] = Some(v);
     }
     match reg.index.indirect {
         None if finished.iter().all(Option::is_none) => {}

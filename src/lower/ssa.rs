@@ -61,6 +61,8 @@ pub struct SsaState {
     /// Id of the innermost frame that logged each variable (0: none).
     stamp: Vec<u32>,
     frames: Vec<Frame>,
+    /// The innermost frame's id (every write asks).
+    top_id: u32,
     log: Vec<Logged>,
     next_id: u32,
 }
@@ -83,6 +85,7 @@ impl SsaState {
             current: Vec::with_capacity(vars),
             stamp: Vec::with_capacity(vars),
             frames: vec![Frame { id: 1, start: 0 }],
+            top_id: 1,
             log: Vec::with_capacity(vars),
             next_id: 2,
         }
@@ -109,13 +112,15 @@ impl SsaState {
     }
 
     /// Sets the current value, logging the variable in the innermost frame.
+    #[inline]
     pub fn write(&mut self, var: Var, value: Value) {
         self.log(var);
         self.current[var.0 as usize] = Some(value);
     }
 
+    #[inline]
     fn log(&mut self, var: Var) {
-        let id = self.top().id;
+        let id = self.top_id;
         let i = var.0 as usize;
         if self.stamp[i] != id {
             self.log.push(Logged { var, old: self.current[i], prev_stamp: self.stamp[i] });
@@ -126,6 +131,7 @@ impl SsaState {
     /// Opens a frame.
     pub fn open(&mut self) {
         self.frames.push(Frame { id: self.next_id, start: self.log.len() });
+        self.top_id = self.next_id;
         self.next_id += 1;
     }
 
@@ -201,6 +207,7 @@ impl SsaState {
         assert!(self.frames.len() > 1, "the root frame cannot be closed");
         let frame = self.frames.pop().expect("checked above");
         let parent_id = self.top().id;
+        self.top_id = parent_id;
         // The frame's entries sit on top of the parent's: keep, in order, those the parent
         // has not logged (they become the parent's), drop the others.
         let mut kept = frame.start;

@@ -436,9 +436,8 @@ fn emit(ctx: &mut Ctx, m: &Message, binding: &Binding, staging: &[Value]) -> [Op
     }
     let count = m.mask.count_ones() as usize;
     let list = ctx.builder().message(mach, &[binding.handle], &[staging], count);
-    let values = ctx.shader.get(list).to_vec();
     let mut out = [None; 4];
-    let mut next = values.into_iter();
+    let mut next = ctx.shader.get(list).iter().copied();
     for (c, slot) in out.iter_mut().enumerate() {
         if m.mask & (1 << c) != 0 {
             *slot = next.next();
