@@ -21,6 +21,8 @@ pub struct DomTree {
     children: Vec<Block>,
     pre: Vec<u32>,
     post: Vec<u32>,
+    /// The reachable blocks in dominator-tree pre-order (children in RPO order).
+    preorder: Vec<Block>,
 }
 
 impl DomTree {
@@ -77,15 +79,18 @@ impl DomTree {
         }
         let (mut pre, mut post) = (vec![u32::MAX; n], vec![u32::MAX; n]);
         let mut counter = 0;
+        let mut preorder = Vec::with_capacity(rpo.len());
         stack.clear();
         stack.push((entry, 0));
         pre[entry.index()] = counter;
+        preorder.push(entry);
         counter += 1;
         while let Some((b, i)) = stack.pop() {
             let kids = &children[child_start[b.index()] as usize..child_start[b.index() + 1] as usize];
             if let Some(&c) = kids.get(i) {
                 stack.push((b, i + 1));
                 pre[c.index()] = counter;
+                preorder.push(c);
                 counter += 1;
                 stack.push((c, 0));
             } else {
@@ -93,7 +98,7 @@ impl DomTree {
                 counter += 1;
             }
         }
-        DomTree { rpo, rpo_index, idom, child_start, children, pre, post }
+        DomTree { rpo, rpo_index, idom, child_start, children, pre, post, preorder }
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). False for unreachable blocks.
@@ -120,16 +125,10 @@ impl DomTree {
         self.rpo_index[b.index()]
     }
 
-    /// The blocks in dominator-tree pre-order (every block after its dominators).
-    pub fn preorder(&self) -> Vec<Block> {
-        let mut order = Vec::with_capacity(self.rpo.len());
-        let Some(&entry) = self.rpo.first() else { return order };
-        let mut stack = vec![entry];
-        while let Some(b) = stack.pop() {
-            order.push(b);
-            stack.extend(self.children(b).iter().rev());
-        }
-        order
+    /// The blocks in dominator-tree pre-order (every block after its dominators), recorded
+    /// while numbering the tree.
+    pub fn preorder(&self) -> &[Block] {
+        &self.preorder
     }
 }
 

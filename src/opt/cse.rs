@@ -11,36 +11,17 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
-use super::{Analyses, Outcome};
+use super::{Analyses, Outcome, facts};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
-use crate::valhall::Opcode;
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
-/// single-result ALU instruction.
-fn candidate(inst: &Inst) -> bool {
+/// single-result ALU instruction ([`facts::PURE_ALU`]).
+fn candidate(facts: &[u8], inst: &Inst) -> bool {
     match inst.kind {
         InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
-        InstKind::Machine => {
-            let info = inst.mach.info();
-            info.unit.is_alu()
-                && !inst.has_side_effects()
-                && info.staging.is_empty()
-                && inst.dests.len() == 1
-                && !matches!(
-                    inst.mach.opcode,
-                    Opcode::CLPER_I32
-                        | Opcode::CLPER_V2U16
-                        | Opcode::CLPER_V4U8
-                        | Opcode::CLPER_S32
-                        | Opcode::CLPER_V2S16
-                        | Opcode::CLPER_V4S8
-                        | Opcode::CLPER_U64
-                        | Opcode::CLPER_S64
-                        | Opcode::WMASK
-                )
-        }
+        InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
         _ => false,
     }
 }
@@ -53,34 +34,36 @@ fn same(a: &Inst, b: &Inst) -> bool {
 }
 
 /// A hash of the fields that tell candidates apart in practice (equality is decided by
-/// [`same`]).
+/// [`same`]): one word for the instruction's template and one per used source, each an
+/// operand tag, its payload and the source modifiers packed together.
 fn hash(inst: &Inst) -> u64 {
     let mut h = FxHasher::default();
     let m = &inst.mach;
-    h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
-    for chunk in m.mods.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h.write_u64(u64::from_le_bytes(word));
-    }
-    h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
+    h.write_u64(
+        u64::from(inst.kind == InstKind::Copy)
+            | (m.opcode as u64) << 8
+            | u64::from(m.flow) << 24
+            | u64::from(m.imms[0]) << 32,
+    );
+    h.write_u64(u64::from(m.imms[1]));
+    h.write(&m.mods);
     for src in &inst.srcs {
         let (tag, payload) = match src.operand {
             Operand::None => break,
-            Operand::Value(v) => (1u32, u64::from(v.0)),
-            Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
-            Operand::Const(c) => (3, u64::from(c)),
-            Operand::Uniform(u) => (4, u64::from(u)),
-            Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
+            Operand::Value(v) => (1u64, v.0),
+            // Collisions only cost a comparison.
+            Operand::Pair(lo, hi) => (2, lo.0 ^ hi.0.rotate_left(16)),
+            Operand::Const(c) => (3, c),
+            Operand::Uniform(u) => (4, u32::from(u)),
+            Operand::Special(s) => (5, u32::from(s.page) | u32::from(s.entry) << 8 | u32::from(s.high) << 16),
         };
-        let mods = u32::from(src.neg) << 3
-            | u32::from(src.abs) << 4
-            | u32::from(src.not) << 5
-            | u32::from(src.swizzle) << 8
-            | u32::from(src.widen) << 16
-            | u32::from(src.lane) << 24;
-        h.write_u32(tag | mods);
-        h.write_u64(payload);
+        let mods = u64::from(src.neg) << 3
+            | u64::from(src.abs) << 4
+            | u64::from(src.not) << 5
+            | u64::from(src.swizzle) << 8
+            | u64::from(src.widen) << 16
+            | u64::from(src.lane) << 24;
+        h.write_u64(tag | mods | u64::from(payload) << 32);
     }
     h.finish()
 }
@@ -105,47 +88,57 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
     let dom = (shader.blocks.len() > 1).then(|| analyses.dom(shader));
-    let order = match dom {
+    let entry = [shader.entry()];
+    let order: &[Block] = match dom {
         Some(dom) => dom.preorder(),
-        None => vec![shader.entry()],
+        None => &entry,
     };
     let dominates = |a: Block, b: Block| dom.is_none_or(|d| d.dominates(a, b));
-    // A chained hash table sized once from the instruction count (never rehashed): bucket
-    // heads index `entries`, whose `next` fields chain the entries of one bucket.
-    let buckets = (2 * shader.insts.len()).next_power_of_two().max(16);
+    let facts = facts::table();
+    // A chained hash table sized once from the number of instructions in the blocks (never
+    // rehashed): bucket heads index `entries`, whose `next` fields chain the entries of one
+    // bucket. There is at most one entry per expression (a stale one is overwritten), so the
+    // bucket count does not affect the result.
+    let listed: usize = shader.blocks.iter().map(|b| b.insts.len()).sum();
+    let buckets = (2 * listed).next_power_of_two().max(16);
     let mut heads: Vec<u32> = vec![u32::MAX; buckets];
-    let mut entries: Vec<Available> = Vec::with_capacity(shader.insts.len());
-    let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    let mut entries: Vec<Available> = Vec::with_capacity(listed);
+    // The replacement of each value; allocated at the first replacement (many runs find none).
+    let mut replace: Vec<Option<Value>> = Vec::new();
     let mut changed = false;
     let all_visited = order.len() == shader.blocks.len();
     // Instructions with operands the walk does not rename (pairs, staging lists, φ and
     // parallel-copy arguments), renamed once at the end.
     let mut with_lists: Vec<InstId> = Vec::new();
-    for b in order {
+    for &b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
             let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
             }
-            if !inst.args.is_empty()
-                || inst.staging.iter().any(|l| !l.is_empty())
-                || inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)))
-            {
-                with_lists.push(id);
-            }
             // Sources first read earlier replacements (there are some only once something
             // changed), so chains collapse in one walk.
+            let mut pair = false;
             if changed {
                 for src in inst.srcs.iter_mut() {
-                    if let Operand::Value(v) = src.operand
-                        && let Some(r) = replace[v.index()]
-                    {
-                        src.operand = Operand::Value(r);
+                    match src.operand {
+                        Operand::Value(v) => {
+                            if let Some(r) = replace[v.index()] {
+                                src.operand = Operand::Value(r);
+                            }
+                        }
+                        Operand::Pair(..) => pair = true,
+                        _ => {}
                     }
                 }
+            } else {
+                pair = inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)));
             }
-            if !candidate(inst) {
+            if pair || !inst.args.is_empty() || inst.staging.iter().any(|l| !l.is_empty()) {
+                with_lists.push(id);
+            }
+            if !candidate(facts, inst) {
                 continue;
             }
             let inst = &shader.insts[id.index()];
@@ -168,7 +161,10 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
             let e = &mut entries[at as usize];
             if dominates(e.block, b) {
-                outcome.copies_replaced |= shader.insts[id.index()].kind == InstKind::Copy;
+                outcome.copies_replaced |= inst.kind == InstKind::Copy;
+                if replace.is_empty() {
+                    replace = vec![None; shader.values.len()];
+                }
                 replace[dest.index()] = Some(e.value);
                 shader.insts[id.index()].dead = true;
                 changed = true;

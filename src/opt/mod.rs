@@ -6,6 +6,7 @@ pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+mod facts;
 pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
@@ -85,7 +86,8 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 /// reasons a pass's opportunities can appear; debug builds check every skip (see [`optimize`]).
 ///
 /// * `merge_blocks` changes the CFG, turns φs into copies and moves instructions: it enables
-///   everything. It is the only pass that touches the CFG, so only it enables itself.
+///   everything else. It is the only pass that touches the CFG and it merges to a fixed point
+///   itself (idempotent), so nothing enables it again.
 /// * `copy_prop` renames uses and puts constants into sources (new constant operands, identical
 ///   instructions, `FADD x, −0` patterns, dead definitions): everything but `merge_blocks`. It
 ///   is idempotent: it forwards every register copy, removes trivial φs to a fixed point under
@@ -124,8 +126,8 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "merge_blocks",
         pass: |s, _| Outcome::of(merge_blocks::run(s)),
-        enables: &["merge_blocks", "copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"],
-        idempotent: false,
+        enables: ALL_BUT_MERGE,
+        idempotent: true,
         changes_cfg: true,
     },
     Step {
