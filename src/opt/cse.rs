@@ -27,15 +27,24 @@ fn candidate(facts: &[u8], inst: &Inst) -> bool {
 }
 
 /// Whether two candidates compute the same value: same kind, same machine template (opcode,
-/// flow, modifiers, immediates; its operand fields are always reset in the IR) and same
-/// sources.
+/// flow, modifiers, immediates) and same sources. The template's operand fields are not
+/// compared: they are reset in the IR ([`Inst::machine`]) and ignored until registers are
+/// assigned (debug builds check that they are reset).
 fn same(a: &Inst, b: &Inst) -> bool {
-    a.kind == b.kind && a.srcs == b.srcs && a.mach == b.mach
+    debug_assert!(Inst::machine(a.mach).mach == a.mach && Inst::machine(b.mach).mach == b.mach);
+    let (m, n) = (&a.mach, &b.mach);
+    a.kind == b.kind
+        && m.opcode == n.opcode
+        && m.flow == n.flow
+        && m.imms == n.imms
+        && m.mods == n.mods
+        && a.srcs.iter().zip(&b.srcs).all(|(x, y)| x == y)
 }
 
 /// A hash of the fields that tell candidates apart in practice (equality is decided by
-/// [`same`]): one word for the instruction's template and one per used source, each an
-/// operand tag, its payload and the source modifiers packed together.
+/// [`same`]): the opcode, flow and immediates, and each used source's operand. Instruction and
+/// source modifiers are left out (equal instructions differing only there are rare and cost a
+/// comparison).
 fn hash(inst: &Inst) -> u64 {
     let mut h = FxHasher::default();
     let m = &inst.mach;
@@ -45,25 +54,17 @@ fn hash(inst: &Inst) -> u64 {
             | u64::from(m.flow) << 24
             | u64::from(m.imms[0]) << 32,
     );
-    h.write_u64(u64::from(m.imms[1]));
-    h.write(&m.mods);
+    h.write_u32(m.imms[1]);
     for src in &inst.srcs {
-        let (tag, payload) = match src.operand {
+        let word = match src.operand {
             Operand::None => break,
-            Operand::Value(v) => (1u64, v.0),
-            // Collisions only cost a comparison.
-            Operand::Pair(lo, hi) => (2, lo.0 ^ hi.0.rotate_left(16)),
-            Operand::Const(c) => (3, c),
-            Operand::Uniform(u) => (4, u32::from(u)),
-            Operand::Special(s) => (5, u32::from(s.page) | u32::from(s.entry) << 8 | u32::from(s.high) << 16),
+            Operand::Value(v) => 1 | u64::from(v.0) << 8,
+            Operand::Pair(lo, hi) => 2 | u64::from(lo.0) << 8 | u64::from(hi.0) << 36,
+            Operand::Const(c) => 3 | u64::from(c) << 8,
+            Operand::Uniform(u) => 4 | u64::from(u) << 8,
+            Operand::Special(s) => 5 | u64::from(s.page) << 8 | u64::from(s.entry) << 16 | u64::from(s.high) << 24,
         };
-        let mods = u64::from(src.neg) << 3
-            | u64::from(src.abs) << 4
-            | u64::from(src.not) << 5
-            | u64::from(src.swizzle) << 8
-            | u64::from(src.widen) << 16
-            | u64::from(src.lane) << 24;
-        h.write_u64(tag | mods | u64::from(payload) << 32);
+        h.write_u64(word);
     }
     h.finish()
 }

@@ -40,27 +40,24 @@ pub fn run(shader: &mut Shader) -> bool {
 /// [`run`], also saying whether a saturate was held back because its source has other readers.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
     // Every rewrite involves an `FADD.f32 x, #-0.0`; this scan is much cheaper than counting uses.
-    let negzero_add_exists = shader.blocks.iter().flat_map(|b| &b.insts).any(|&id| {
+    // Use counts only matter for moving a saturate, which needs a clamped FADD.f32 (only this
+    // pass adds clamps to FADD.f32, and only while moving one).
+    let (mut negzero_add_exists, mut clamped_add_exists) = (false, false);
+    for &id in shader.blocks.iter().flat_map(|b| &b.insts) {
         let inst = shader.inst(id);
-        !inst.dead
-            && inst.opcode() == Some(Opcode::FADD_F32)
-            && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
-            && inst.srcs[1].is_plain()
-    });
+        if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
+            continue;
+        }
+        negzero_add_exists |= inst.srcs[1].operand == Operand::Const(NEG_ZERO) && inst.srcs[1].is_plain();
+        clamped_add_exists |= inst.mach.clamp().is_some_and(|c| c != Clamp::None);
+    }
     if !negzero_add_exists {
         return Outcome::default();
     }
     let mut held_by_uses = false;
     let mut changed = false;
-    let mut uses = vec![0u32; shader.values.len()];
-    for b in 0..shader.blocks.len() {
-        for id in shader.block_insts(Block(b as u32)) {
-            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
-        }
-        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
-            uses[cond.index()] += 1;
-        }
-    }
+    // Counted before anything changes (empty when no saturate can move).
+    let uses = if clamped_add_exists { use_counts(shader) } else { Vec::new() };
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut any_replaced = false;
     for b in 0..shader.blocks.len() {
@@ -151,6 +148,20 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
         shader.compact();
     }
     Outcome { changed, held_by_uses, ..Outcome::default() }
+}
+
+/// The number of reads of each value (operands, φ arguments, branch conditions).
+fn use_counts(shader: &Shader) -> Vec<u32> {
+    let mut uses = vec![0u32; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for id in shader.block_insts(Block(b as u32)) {
+            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
+        }
+        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
+            uses[cond.index()] += 1;
+        }
+    }
+    uses
 }
 
 #[cfg(test)]
