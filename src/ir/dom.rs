@@ -23,6 +23,8 @@ pub struct DomTree {
     post: Vec<u32>,
     /// The reachable blocks in dominator-tree pre-order (children in RPO order).
     preorder: Vec<Block>,
+    /// Every reachable block comes after its immediate dominator in the layout.
+    layout_follows_dominance: bool,
 }
 
 impl DomTree {
@@ -98,7 +100,9 @@ impl DomTree {
                 counter += 1;
             }
         }
-        DomTree { rpo, rpo_index, idom, child_start, children, pre, post, preorder }
+        let layout_follows_dominance =
+            rpo.iter().skip(1).all(|&b| idom[b.index()].is_some_and(|d| d.index() < b.index()));
+        DomTree { rpo, rpo_index, idom, child_start, children, pre, post, preorder, layout_follows_dominance }
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). False for unreachable blocks.
@@ -123,6 +127,12 @@ impl DomTree {
     /// Position of `b` in the reverse post-order.
     pub fn rpo_number(&self, b: Block) -> u32 {
         self.rpo_index[b.index()]
+    }
+
+    /// Whether every reachable block comes after its immediate dominator in the layout (so a
+    /// definition precedes its non-φ uses in a walk of the blocks in layout order).
+    pub fn layout_follows_dominance(&self) -> bool {
+        self.layout_follows_dominance
     }
 
     /// The blocks in dominator-tree pre-order (every block after its dominators), recorded
@@ -238,6 +248,7 @@ mod tests {
         assert!(dom.dominates(Block(4), Block(5)));
         assert!(!dom.dominates(Block(1), Block(3)));
         assert!(!dom.dominates(Block(5), Block(4)));
+        assert!(dom.layout_follows_dominance());
         let pre = dom.preorder();
         assert_eq!(pre[0], Block(0));
         for (i, &b) in pre.iter().enumerate() {
@@ -245,6 +256,14 @@ mod tests {
                 assert!(pre[..i].contains(&d));
             }
         }
+    }
+
+    #[test]
+    fn layout_against_dominance() {
+        let mut s = diamond_and_loop();
+        // The loop body (block 5) before its header (block 4), which dominates it.
+        s.reorder_blocks(&[Block(0), Block(1), Block(2), Block(3), Block(5), Block(4), Block(6)]);
+        assert!(!DomTree::compute(&s).layout_follows_dominance());
     }
 
     #[test]

@@ -83,8 +83,9 @@ pub fn run(shader: &mut Shader) -> bool {
     run_reporting(shader, &mut Analyses::default()).changed
 }
 
-/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced;
-/// takes the dominator tree from `analyses` (this pass does not change the CFG).
+/// [`run`], also saying whether a φ became trivial and whether a copy was replaced where
+/// `const_fold` can see the replacement before the copy it replaced; takes the dominator tree
+/// from `analyses` (this pass does not change the CFG).
 pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
@@ -95,6 +96,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         None => &entry,
     };
     let dominates = |a: Block, b: Block| dom.is_none_or(|d| d.dominates(a, b));
+    let layout_follows_dominance = dom.is_none_or(|d| d.layout_follows_dominance());
     let facts = facts::table();
     // A chained hash table sized once from the number of instructions in the blocks (never
     // rehashed): bucket heads index `entries`, whose `next` fields chain the entries of one
@@ -162,7 +164,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
             let e = &mut entries[at as usize];
             if dominates(e.block, b) {
-                outcome.copies_replaced |= inst.kind == InstKind::Copy;
+                outcome.copies_replaced |= inst.kind == InstKind::Copy && !layout_follows_dominance;
                 if replace.is_empty() {
                     replace = vec![None; shader.values.len()];
                 }
@@ -175,7 +177,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
     }
     if changed {
-        outcome.phi_args_renamed = phi_arg_replaced(shader, &replace);
+        outcome.phi_made_trivial = phi_made_trivial(shader, &replace);
         let map = |v: Value| replace[v.index()].map(Operand::Value);
         if all_visited {
             // Every source `Value` was renamed on the way (a definition dominates its non-φ
@@ -199,15 +201,22 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     outcome
 }
 
-/// Whether a φ reads a value that is being replaced.
-fn phi_arg_replaced(shader: &Shader, replace: &[Option<Value>]) -> bool {
+/// Whether a φ reading a value that is being replaced becomes trivial (its arguments other than
+/// itself are one value): `copy_prop` removes exactly such φs, and the renaming can make no
+/// other φ trivial.
+fn phi_made_trivial(shader: &Shader, replace: &[Option<Value>]) -> bool {
+    let renamed = |v: Value| replace[v.index()].unwrap_or(v);
     shader.blocks.iter().any(|block| {
-        block
-            .insts
-            .iter()
-            .map(|&id| shader.inst(id))
-            .take_while(|inst| inst.kind == InstKind::Phi)
-            .any(|phi| !phi.dead && shader.get(phi.args).iter().any(|v| replace[v.index()].is_some()))
+        block.insts.iter().map(|&id| shader.inst(id)).take_while(|inst| inst.kind == InstKind::Phi).any(|phi| {
+            let args = shader.get(phi.args);
+            if phi.dead || !args.iter().any(|v| replace[v.index()].is_some()) {
+                return false;
+            }
+            let dest = shader.get(phi.dests)[0];
+            let mut others = args.iter().map(|&v| renamed(v)).filter(|&v| v != dest);
+            let first = others.next();
+            first.is_some() && others.all(|v| Some(v) == first)
+        })
     })
 }
 

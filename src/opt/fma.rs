@@ -13,7 +13,8 @@ pub fn run(shader: &mut Shader) -> bool {
     run_reporting(shader).changed
 }
 
-/// [`run`], also saying whether a product was held back because it has other readers.
+/// [`run`], also saying whether a product was held back because it has other readers and
+/// whether a fused instruction reads only constants and copies of constants or FAU words.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
     // Contraction needs an add and a plain product (`FMA p, q, #-0.0`, the only way one can
     // appear during the run too); these scans are much cheaper than counting uses.
@@ -47,6 +48,14 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
         plain_mul.then_some((inst.srcs[0], inst.srcs[1]))
     };
     let mut changed = false;
+    let mut constant_fused = false;
+    let constant = |shader: &Shader, src: &Src| match src.operand {
+        Operand::Value(v) => shader.values[v.index()].def.is_some_and(|d| {
+            let def = shader.inst(d);
+            def.kind == InstKind::Copy && !matches!(def.srcs[0].operand, Operand::Value(_))
+        }),
+        _ => true,
+    };
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -75,6 +84,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
                 fused.dests = inst.dests;
                 let def = shader.values[v.index()].def.expect("checked");
                 shader.inst_mut(def).dead = true;
+                constant_fused |= [p, q, inst.srcs[other]].iter().all(|s| constant(shader, s));
                 changed = true;
                 break;
             }
@@ -83,7 +93,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     if changed {
         shader.compact();
     }
-    Outcome { changed, held_by_uses, ..Outcome::default() }
+    Outcome { changed, held_by_uses, constant_fused, ..Outcome::default() }
 }
 
 #[cfg(test)]
@@ -103,5 +113,26 @@ mod tests {
             print(&s),
             "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n    %3 = FMA.f32.clamp_0_1 %0.neg, %1, %1\n    %4 = FMA.f32 %0, %0, #0x80000000\n    %5 = FADD.f32 %4, %4\n    STORE.i64.slot0 @%3:%5, %0:%1, offset:0\n    end\n"
         );
+    }
+
+    /// The scheduler in `opt::optimize` relies on this: moving a factor or the addend between
+    /// these sources keeps a whole-word read whole-word.
+    #[test]
+    fn fused_sources_share_their_defaults() {
+        let fadd = Opcode::FADD_F32.info().srcs;
+        let fma = Opcode::FMA_F32.info().srcs;
+        for s in [&fadd[0], &fadd[1], &fma[0], &fma[1], &fma[2]] {
+            assert_eq!((s.size, s.default_swizzle(), s.default_widen(), s.lane.is_none()), (32, 0, 0, true));
+        }
+    }
+
+    #[test]
+    fn reports_constant_fusions() {
+        let mut s = parse(
+            "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32.wait0 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n",
+        )
+        .unwrap();
+        let outcome = run_reporting(&mut s);
+        assert!(outcome.changed && outcome.constant_fused, "{}", print(&s));
     }
 }

@@ -35,11 +35,14 @@ impl Default for Options {
 pub struct Outcome {
     /// The run changed the IR.
     pub changed: bool,
-    /// `cse`: a φ argument was renamed (φs can have become trivial for `copy_prop`).
-    pub phi_args_renamed: bool,
-    /// `cse`: a value defined by a copy was replaced (a constant can be seen earlier in the
-    /// layout by `const_fold`).
+    /// `cse`: a φ became trivial (work for `copy_prop`).
+    pub phi_made_trivial: bool,
+    /// `cse`: a value defined by a copy was replaced by one that can come later in the layout
+    /// (`const_fold` can see a constant earlier than before).
     pub copies_replaced: bool,
+    /// `fma`: a fused instruction reads only constants and constant copies (work for
+    /// `const_fold` if the product it absorbed could not be folded, e.g. for its flow bits).
+    pub constant_fused: bool,
     /// `mod_fold`, `fma`: a candidate was held back only because its producer has other
     /// readers (removing readers can enable it).
     pub held_by_uses: bool,
@@ -96,18 +99,28 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   dead inputs for `dce`), and folds chains in layout order (itself, when a use precedes its
 ///   definition in the layout). It only removes uses of values defined by copies, which are
 ///   never the single-use producers `mod_fold` and `fma` look for.
-/// * `simplify`, `mod_fold` and `fma` rewrite sources and opcodes: everything but
-///   `merge_blocks`. `simplify` is idempotent (what it produces, `FADD` and copies, is nothing
-///   it rewrites); `mod_fold` (a producer forwarded in a run takes no clamp in that run) and
-///   `fma` (a fused FMA can be a product itself) are not.
+/// * `simplify` and `mod_fold` rewrite sources and opcodes: everything but `merge_blocks`.
+///   `simplify` is idempotent (what it produces, `FADD` and copies, is nothing it rewrites);
+///   `mod_fold` is not (a producer forwarded in a run takes no clamp in that run).
+/// * `fma` turns an `FADD` into an `FMA` of the product's factors and the addend and kills the
+///   product; it is not idempotent (a fused FMA can be a product itself). It creates no copy
+///   and renames no use, and its operands keep whole-word reads whole-word (binary32 sources
+///   of `FADD.f32` and `FMA.f32` have the same defaults), so it gives `copy_prop` nothing; the
+///   factors were already an `FMA`'s first two sources and a ±1 factor would have been
+///   `simplify`'s, so nothing for `simplify` either. The fused instruction is new work for
+///   `const_fold` only when it reads nothing but constants (reported by the run), and for
+///   `mod_fold`, `cse`, `dce` and itself.
 /// * `cse` renames uses of a value to an equal dominating one and kills the duplicate
-///   definitions. φ arguments can become equal (`copy_prop`, only if a φ argument was
-///   renamed), a constant copy can become visible earlier in the layout (`const_fold`, only if
-///   a copy was replaced), producers lose readers (`mod_fold`, `fma`, only if their last run
-///   held a candidate back for its producer's other readers: every other condition they test
-///   is the same for equal instructions), definitions become dead (`dce`). Renaming values to
-///   equal values creates no constant operand (`simplify`), and its one walk collapses every
-///   chain (idempotent: the walk after it visits the same expressions and finds no new match).
+///   definitions. A φ can become trivial (`copy_prop`, only if the run saw one become so: with
+///   no register copy left, that is `copy_prop`'s own test); a constant copy can become visible
+///   earlier in the layout (`const_fold`, only if a copy was replaced and some block comes
+///   before its immediate dominator in the layout: otherwise the replacement precedes the
+///   replaced copy, which precedes its uses); producers lose readers (`mod_fold`, `fma`, only
+///   if their last run held a candidate back for its producer's other readers: every other
+///   condition they test is the same for equal instructions), definitions become dead (`dce`).
+///   Renaming values to equal values creates no constant operand (`simplify`), and its one walk
+///   collapses every chain (idempotent: the walk after it visits the same expressions and
+///   finds no new match).
 /// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, under
 ///   the same condition as for `cse`); its mark-and-sweep leaves nothing unmarked behind
 ///   (idempotent).
@@ -161,7 +174,7 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "fma",
         pass: |s, _| fma::run_reporting(s),
-        enables: ALL_BUT_MERGE,
+        enables: &["const_fold", "mod_fold", "fma", "cse", "dce"],
         idempotent: false,
         changes_cfg: false,
     },
@@ -223,12 +236,15 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
                 changed = true;
                 let mut enabled = enables[k];
                 if this == cse_bit {
-                    if !outcome.phi_args_renamed {
+                    if !outcome.phi_made_trivial {
                         enabled &= !bit("copy_prop");
                     }
                     if !outcome.copies_replaced {
                         enabled &= !bit("const_fold");
                     }
+                }
+                if this == bit("fma") && !outcome.constant_fused {
+                    enabled &= !bit("const_fold");
                 }
                 if this & (cse_bit | dce_bit) != 0 {
                     enabled &= !not_held;
