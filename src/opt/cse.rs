@@ -70,7 +70,7 @@ fn hash(inst: &Inst) -> u64 {
 }
 
 /// An available expression: the instruction computing it, its value, the block of its
-/// definition, its hash, and the next entry in the same bucket (`u32::MAX`: none).
+/// definition, its hash, and the next entry in the same bucket (its index + 1; 0: none).
 struct Available {
     inst: InstId,
     value: Value,
@@ -99,12 +99,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let layout_follows_dominance = dom.is_none_or(|d| d.layout_follows_dominance());
     let facts = facts::table();
     // A chained hash table sized once from the number of instructions in the blocks (never
-    // rehashed): bucket heads index `entries`, whose `next` fields chain the entries of one
+    // rehashed): bucket heads index `entries` (plus one, so that an empty table is all zeros,
+    // which the allocator hands out cheaply), whose `next` fields chain the entries of one
     // bucket. There is at most one entry per expression (a stale one is overwritten), so the
     // bucket count does not affect the result.
     let listed: usize = shader.blocks.iter().map(|b| b.insts.len()).sum();
     let buckets = (2 * listed).next_power_of_two().max(16);
-    let mut heads: Vec<u32> = vec![u32::MAX; buckets];
+    let mut heads: Vec<u32> = vec![0; buckets];
     let mut entries: Vec<Available> = Vec::with_capacity(listed);
     // The replacement of each value; allocated at the first replacement (many runs find none).
     let mut replace: Vec<Option<Value>> = Vec::new();
@@ -112,7 +113,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let all_visited = order.len() == shader.blocks.len();
     // Instructions with operands the walk does not rename (pairs, staging lists, φ and
     // parallel-copy arguments), renamed once at the end.
-    let mut with_lists: Vec<InstId> = Vec::new();
+    let mut with_lists: Vec<InstId> = Vec::with_capacity(listed);
     for &b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
@@ -150,19 +151,19 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
             let head = &mut heads[hash as usize & (buckets - 1)];
             let mut at = *head;
-            while at != u32::MAX {
-                let e = &entries[at as usize];
+            while at != 0 {
+                let e = &entries[at as usize - 1];
                 if e.hash == hash && same(&shader.insts[e.inst.index()], inst) {
                     break;
                 }
                 at = e.next;
             }
-            if at == u32::MAX {
+            if at == 0 {
                 entries.push(Available { inst: id, value: dest, block: b, hash, next: *head });
-                *head = entries.len() as u32 - 1;
+                *head = entries.len() as u32;
                 continue;
             }
-            let e = &mut entries[at as usize];
+            let e = &mut entries[at as usize - 1];
             if dominates(e.block, b) {
                 outcome.copies_replaced |= inst.kind == InstKind::Copy && !layout_follows_dominance;
                 if replace.is_empty() {
@@ -177,13 +178,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
     }
     if changed {
-        outcome.phi_made_trivial = phi_made_trivial(shader, &replace);
+        outcome.phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()]);
         let map = |v: Value| replace[v.index()].map(Operand::Value);
         if all_visited {
             // Every source `Value` was renamed on the way (a definition dominates its non-φ
             // uses, so it is visited first); what is left is what `rewrite_uses` would do.
             for &id in &with_lists {
-                shader.rewrite_inst_uses(id, map);
+                rename_lists(shader, id, &replace);
             }
             for block in &mut shader.blocks {
                 if let Terminator::Branch { cond, .. } = &mut block.term
@@ -201,23 +202,34 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     outcome
 }
 
-/// Whether a φ reading a value that is being replaced becomes trivial (its arguments other than
-/// itself are one value): `copy_prop` removes exactly such φs, and the renaming can make no
-/// other φ trivial.
-fn phi_made_trivial(shader: &Shader, replace: &[Option<Value>]) -> bool {
-    let renamed = |v: Value| replace[v.index()].unwrap_or(v);
-    shader.blocks.iter().any(|block| {
-        block.insts.iter().map(|&id| shader.inst(id)).take_while(|inst| inst.kind == InstKind::Phi).any(|phi| {
-            let args = shader.get(phi.args);
-            if phi.dead || !args.iter().any(|v| replace[v.index()].is_some()) {
-                return false;
-            }
-            let dest = shader.get(phi.dests)[0];
-            let mut others = args.iter().map(|&v| renamed(v)).filter(|&v| v != dest);
-            let first = others.next();
-            first.is_some() && others.all(|v| Some(v) == first)
-        })
-    })
+/// Renames what the walk does not: pair sources, read staging lists and φ/parallel-copy
+/// arguments (what [`Shader::rewrite_inst_uses`] would do after the walk's renaming).
+fn rename_lists(shader: &mut Shader, id: InstId, replace: &[Option<Value>]) {
+    let rename = |v: &mut Value| {
+        if let Some(r) = replace[v.index()] {
+            *v = r;
+        }
+    };
+    let inst = &mut shader.insts[id.index()];
+    if inst.dead {
+        return;
+    }
+    for src in &mut inst.srcs {
+        if let Operand::Pair(lo, hi) = &mut src.operand {
+            rename(lo);
+            rename(hi);
+        }
+    }
+    let (staging, args) = (inst.staging, inst.args);
+    let read = [0, 1].map(|k| !inst.staging_is_write(k));
+    for k in 0..2 {
+        if read[k] && !staging[k].is_empty() {
+            shader.get_mut(staging[k]).iter_mut().for_each(rename);
+        }
+    }
+    if !args.is_empty() {
+        shader.get_mut(args).iter_mut().for_each(rename);
+    }
 }
 
 #[cfg(test)]

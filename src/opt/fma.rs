@@ -2,9 +2,9 @@
 //! read only by this add becomes `FMA p, q, a`. This skips the product's rounding, so it is
 //! off when the shader must be exact (`opt::Options::contract`).
 
-use super::Outcome;
+use super::{Outcome, use_counts};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
@@ -17,26 +17,27 @@ pub fn run(shader: &mut Shader) -> bool {
 /// whether a fused instruction reads only constants and copies of constants or FAU words.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
     // Contraction needs an add and a plain product (`FMA p, q, #-0.0`, the only way one can
-    // appear during the run too); these scans are much cheaper than counting uses.
-    let live = || shader.blocks.iter().flat_map(|b| &b.insts).map(|&id| shader.inst(id)).filter(|i| !i.dead);
-    let product_exists = live().any(|inst| {
-        inst.opcode() == Some(Opcode::FMA_F32)
-            && inst.srcs[2].operand == Operand::Const(NEG_ZERO)
-            && inst.srcs[2].is_plain()
-    });
-    if !product_exists || !live().any(|inst| inst.opcode() == Some(Opcode::FADD_F32)) {
+    // appear during the run too); this scan is much cheaper than counting uses.
+    let (mut product_exists, mut add_exists) = (false, false);
+    for &id in shader.blocks.iter().flat_map(|b| &b.insts) {
+        let inst = shader.inst(id);
+        match inst.opcode() {
+            _ if inst.dead => {}
+            Some(Opcode::FMA_F32) => {
+                product_exists |= inst.srcs[2].operand == Operand::Const(NEG_ZERO) && inst.srcs[2].is_plain();
+            }
+            Some(Opcode::FADD_F32) => add_exists = true,
+            _ => {}
+        }
+    }
+    if !product_exists || !add_exists {
         return Outcome::default();
     }
     let mut held_by_uses = false;
-    let mut uses = vec![0u32; shader.values.len()];
-    for b in 0..shader.blocks.len() {
-        for id in shader.block_insts(Block(b as u32)) {
-            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
-        }
-        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
-            uses[cond.index()] += 1;
-        }
-    }
+    // Counted when an add first reads a product, before the first fusion: a fusion moves the
+    // product's reads of its factors to the fused instruction and leaves every other count as
+    // it was, so these are the counts at the start of the run.
+    let mut uses: Vec<u32> = Vec::new();
     let multiply = |shader: &Shader, v: Value| -> Option<(Src, Src)> {
         let inst = shader.inst(shader.values[v.index()].def?);
         let plain_mul = inst.kind == InstKind::Machine
@@ -50,10 +51,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     let mut changed = false;
     let mut constant_fused = false;
     let constant = |shader: &Shader, src: &Src| match src.operand {
-        Operand::Value(v) => shader.values[v.index()].def.is_some_and(|d| {
-            let def = shader.inst(d);
-            def.kind == InstKind::Copy && !matches!(def.srcs[0].operand, Operand::Value(_))
-        }),
+        Operand::Value(v) => super::is_constant_copy(shader, v),
         _ => true,
     };
     for b in 0..shader.blocks.len() {
@@ -69,11 +67,14 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
                 if src.abs || src.swizzle != 0 {
                     continue;
                 }
+                let Some((p, q)) = multiply(shader, v) else { continue };
+                if uses.is_empty() {
+                    uses = use_counts(shader);
+                }
                 if uses[v.index()] != 1 {
-                    held_by_uses |= multiply(shader, v).is_some();
+                    held_by_uses = true;
                     continue;
                 }
-                let Some((p, q)) = multiply(shader, v) else { continue };
                 let p = if src.neg { p.negated() } else { p };
                 let mut mach = Instr::new(Opcode::FMA_F32);
                 let _ = mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None));

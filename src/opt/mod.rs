@@ -13,9 +13,9 @@ pub mod mod_fold;
 pub mod simplify;
 pub mod unreachable;
 
-use crate::ir::Shader;
 use crate::ir::dom::DomTree;
 use crate::ir::verify::verify_after;
+use crate::ir::{Block, InstKind, Shader, Terminator, Value};
 
 /// Optimisation options.
 #[derive(Clone, Copy, Debug)]
@@ -35,7 +35,7 @@ impl Default for Options {
 pub struct Outcome {
     /// The run changed the IR.
     pub changed: bool,
-    /// `cse`: a φ became trivial (work for `copy_prop`).
+    /// `cse`, `mod_fold`: a φ became trivial (work for `copy_prop`).
     pub phi_made_trivial: bool,
     /// `cse`: a value defined by a copy was replaced by one that can come later in the layout
     /// (`const_fold` can see a constant earlier than before).
@@ -43,6 +43,12 @@ pub struct Outcome {
     /// `fma`: a fused instruction reads only constants and constant copies (work for
     /// `const_fold` if the product it absorbed could not be folded, e.g. for its flow bits).
     pub constant_fused: bool,
+    /// `mod_fold`: a source now reads a constant, FAU word or constant copy it did not read
+    /// before (work for `const_fold` and `simplify`).
+    pub constant_moved: bool,
+    /// `mod_fold`: a run right after this one would find nothing (it is not idempotent in
+    /// general).
+    pub settled: bool,
     /// `mod_fold`, `fma`: a candidate was held back only because its producer has other
     /// readers (removing readers can enable it).
     pub held_by_uses: bool,
@@ -166,7 +172,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "mod_fold",
-        pass: |s, _| mod_fold::run_reporting(s),
+        pass: mod_fold::run_reporting,
         enables: ALL_BUT_MERGE,
         idempotent: false,
         changes_cfg: false,
@@ -246,11 +252,19 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
                 if this == bit("fma") && !outcome.constant_fused {
                     enabled &= !bit("const_fold");
                 }
+                if this == bit("mod_fold") {
+                    if !outcome.phi_made_trivial {
+                        enabled &= !bit("copy_prop");
+                    }
+                    if !outcome.constant_moved {
+                        enabled &= !(bit("const_fold") | bit("simplify"));
+                    }
+                }
                 if this & (cse_bit | dce_bit) != 0 {
                     enabled &= !not_held;
                 }
                 dirty |= enabled;
-                if step.idempotent {
+                if step.idempotent || outcome.settled {
                     dirty &= !this;
                 } else {
                     dirty |= this;
@@ -265,6 +279,46 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
             break;
         }
     }
+}
+
+/// Whether a φ reading a value that `replace` renames becomes trivial once renamed (its
+/// arguments other than itself are one value). With no register copy left, that is exactly
+/// `copy_prop`'s test, and the renaming can make no other φ trivial.
+fn phi_made_trivial(shader: &Shader, replace: impl Fn(Value) -> Option<Value>) -> bool {
+    shader.blocks.iter().any(|block| {
+        block.insts.iter().map(|&id| shader.inst(id)).take_while(|inst| inst.kind == InstKind::Phi).any(|phi| {
+            let args = shader.get(phi.args);
+            if phi.dead || !args.iter().any(|&v| replace(v).is_some()) {
+                return false;
+            }
+            let dest = shader.get(phi.dests)[0];
+            let mut others = args.iter().map(|&v| replace(v).unwrap_or(v)).filter(|&v| v != dest);
+            let first = others.next();
+            first.is_some() && others.all(|v| Some(v) == first)
+        })
+    })
+}
+
+/// The number of reads of each value (operands, φ arguments, branch conditions).
+pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
+    let mut uses = vec![0u32; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for id in shader.block_insts(Block(b as u32)) {
+            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
+        }
+        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
+            uses[cond.index()] += 1;
+        }
+    }
+    uses
+}
+
+/// Whether `v` is defined by a copy of a constant or FAU word.
+fn is_constant_copy(shader: &Shader, v: Value) -> bool {
+    shader.values[v.index()].def.is_some_and(|d| {
+        let def = shader.inst(d);
+        def.kind == InstKind::Copy && !matches!(def.srcs[0].operand, crate::ir::Operand::Value(_))
+    })
 }
 
 fn run_step(shader: &mut Shader, step: &Step, analyses: &mut Analyses) -> Outcome {
