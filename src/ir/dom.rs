@@ -21,6 +21,10 @@ pub struct DomTree {
     children: Vec<Block>,
     pre: Vec<u32>,
     post: Vec<u32>,
+    /// The reachable blocks in dominator-tree pre-order (children in RPO order).
+    preorder: Vec<Block>,
+    /// Every reachable block comes after its immediate dominator in the layout.
+    layout_follows_dominance: bool,
 }
 
 impl DomTree {
@@ -77,15 +81,18 @@ impl DomTree {
         }
         let (mut pre, mut post) = (vec![u32::MAX; n], vec![u32::MAX; n]);
         let mut counter = 0;
+        let mut preorder = Vec::with_capacity(rpo.len());
         stack.clear();
         stack.push((entry, 0));
         pre[entry.index()] = counter;
+        preorder.push(entry);
         counter += 1;
         while let Some((b, i)) = stack.pop() {
             let kids = &children[child_start[b.index()] as usize..child_start[b.index() + 1] as usize];
             if let Some(&c) = kids.get(i) {
                 stack.push((b, i + 1));
                 pre[c.index()] = counter;
+                preorder.push(c);
                 counter += 1;
                 stack.push((c, 0));
             } else {
@@ -93,7 +100,9 @@ impl DomTree {
                 counter += 1;
             }
         }
-        DomTree { rpo, rpo_index, idom, child_start, children, pre, post }
+        let layout_follows_dominance =
+            rpo.iter().skip(1).all(|&b| idom[b.index()].is_some_and(|d| d.index() < b.index()));
+        DomTree { rpo, rpo_index, idom, child_start, children, pre, post, preorder, layout_follows_dominance }
     }
 
     /// Whether `a` dominates `b` (every block dominates itself). False for unreachable blocks.
@@ -120,16 +129,16 @@ impl DomTree {
         self.rpo_index[b.index()]
     }
 
-    /// The blocks in dominator-tree pre-order (every block after its dominators).
-    pub fn preorder(&self) -> Vec<Block> {
-        let mut order = Vec::with_capacity(self.rpo.len());
-        let Some(&entry) = self.rpo.first() else { return order };
-        let mut stack = vec![entry];
-        while let Some(b) = stack.pop() {
-            order.push(b);
-            stack.extend(self.children(b).iter().rev());
-        }
-        order
+    /// Whether every reachable block comes after its immediate dominator in the layout (so a
+    /// definition precedes its non-φ uses in a walk of the blocks in layout order).
+    pub fn layout_follows_dominance(&self) -> bool {
+        self.layout_follows_dominance
+    }
+
+    /// The blocks in dominator-tree pre-order (every block after its dominators), recorded
+    /// while numbering the tree.
+    pub fn preorder(&self) -> &[Block] {
+        &self.preorder
     }
 }
 
@@ -239,6 +248,7 @@ mod tests {
         assert!(dom.dominates(Block(4), Block(5)));
         assert!(!dom.dominates(Block(1), Block(3)));
         assert!(!dom.dominates(Block(5), Block(4)));
+        assert!(dom.layout_follows_dominance());
         let pre = dom.preorder();
         assert_eq!(pre[0], Block(0));
         for (i, &b) in pre.iter().enumerate() {
@@ -246,6 +256,14 @@ mod tests {
                 assert!(pre[..i].contains(&d));
             }
         }
+    }
+
+    #[test]
+    fn layout_against_dominance() {
+        let mut s = diamond_and_loop();
+        // The loop body (block 5) before its header (block 4), which dominates it.
+        s.reorder_blocks(&[Block(0), Block(1), Block(2), Block(3), Block(5), Block(4), Block(6)]);
+        assert!(!DomTree::compute(&s).layout_follows_dominance());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! layout. Instructions carrying flow bits are left alone (their wait or reconvergence must stay).
 //! One visit per instruction: linear.
 
+use super::facts;
 use crate::emu::ConstEvaluator;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Base;
@@ -29,18 +30,16 @@ fn constant_sources(inst: &Inst, known: &[Option<u32>]) -> Option<[u32; 4]> {
     Some(words)
 }
 
-fn foldable(inst: &Inst) -> bool {
-    let info = inst.mach.info();
+fn foldable(facts: &[u8], inst: &Inst) -> bool {
     inst.is_machine()
         && !inst.dead
         && inst.mach.flow == 0
         && inst.dests.len() == 1
-        && info.staging.is_empty()
-        && !info.srcs.is_empty()
-        && !inst.has_side_effects()
+        && facts[inst.mach.opcode as usize] & facts::FOLDABLE != 0
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    let facts = facts::table();
     let mut known: Vec<Option<u32>> = vec![None; shader.values.len()];
     let mut evaluator: Option<ConstEvaluator> = None;
     let mut changed = false;
@@ -57,7 +56,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 }
                 continue;
             }
-            if !foldable(inst) {
+            if !foldable(facts, inst) {
                 continue;
             }
             let Some(words) = constant_sources(inst, &known) else { continue };

@@ -11,82 +11,66 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
-use super::{Analyses, Outcome};
+use super::{Analyses, Outcome, facts};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
-use crate::valhall::Opcode;
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
-/// single-result ALU instruction.
-fn candidate(inst: &Inst) -> bool {
+/// single-result ALU instruction ([`facts::PURE_ALU`]).
+fn candidate(facts: &[u8], inst: &Inst) -> bool {
     match inst.kind {
         InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
-        InstKind::Machine => {
-            let info = inst.mach.info();
-            info.unit.is_alu()
-                && !inst.has_side_effects()
-                && info.staging.is_empty()
-                && inst.dests.len() == 1
-                && !matches!(
-                    inst.mach.opcode,
-                    Opcode::CLPER_I32
-                        | Opcode::CLPER_V2U16
-                        | Opcode::CLPER_V4U8
-                        | Opcode::CLPER_S32
-                        | Opcode::CLPER_V2S16
-                        | Opcode::CLPER_V4S8
-                        | Opcode::CLPER_U64
-                        | Opcode::CLPER_S64
-                        | Opcode::WMASK
-                )
-        }
+        InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
         _ => false,
     }
 }
 
 /// Whether two candidates compute the same value: same kind, same machine template (opcode,
-/// flow, modifiers, immediates; its operand fields are always reset in the IR) and same
-/// sources.
+/// flow, modifiers, immediates) and same sources. The template's operand fields are not
+/// compared: they are reset in the IR ([`Inst::machine`]) and ignored until registers are
+/// assigned (debug builds check that they are reset).
 fn same(a: &Inst, b: &Inst) -> bool {
-    a.kind == b.kind && a.srcs == b.srcs && a.mach == b.mach
+    debug_assert!(Inst::machine(a.mach).mach == a.mach && Inst::machine(b.mach).mach == b.mach);
+    let (m, n) = (&a.mach, &b.mach);
+    a.kind == b.kind
+        && m.opcode == n.opcode
+        && m.flow == n.flow
+        && m.imms == n.imms
+        && m.mods == n.mods
+        && a.srcs.iter().zip(&b.srcs).all(|(x, y)| x == y)
 }
 
 /// A hash of the fields that tell candidates apart in practice (equality is decided by
-/// [`same`]).
+/// [`same`]): the opcode, flow and immediates, and each used source's operand. Instruction and
+/// source modifiers are left out (equal instructions differing only there are rare and cost a
+/// comparison).
 fn hash(inst: &Inst) -> u64 {
     let mut h = FxHasher::default();
     let m = &inst.mach;
-    h.write_u32(u32::from(inst.kind == InstKind::Copy) | (m.opcode as u32) << 8 | u32::from(m.flow) << 24);
-    for chunk in m.mods.chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h.write_u64(u64::from_le_bytes(word));
-    }
-    h.write_u64(u64::from(m.imms[0]) | u64::from(m.imms[1]) << 32);
+    h.write_u64(
+        u64::from(inst.kind == InstKind::Copy)
+            | (m.opcode as u64) << 8
+            | u64::from(m.flow) << 24
+            | u64::from(m.imms[0]) << 32,
+    );
+    h.write_u32(m.imms[1]);
     for src in &inst.srcs {
-        let (tag, payload) = match src.operand {
+        let word = match src.operand {
             Operand::None => break,
-            Operand::Value(v) => (1u32, u64::from(v.0)),
-            Operand::Pair(lo, hi) => (2, u64::from(lo.0) | u64::from(hi.0) << 32),
-            Operand::Const(c) => (3, u64::from(c)),
-            Operand::Uniform(u) => (4, u64::from(u)),
-            Operand::Special(s) => (5, u64::from(s.page) | u64::from(s.entry) << 8 | u64::from(s.high) << 16),
+            Operand::Value(v) => 1 | u64::from(v.0) << 8,
+            Operand::Pair(lo, hi) => 2 | u64::from(lo.0) << 8 | u64::from(hi.0) << 36,
+            Operand::Const(c) => 3 | u64::from(c) << 8,
+            Operand::Uniform(u) => 4 | u64::from(u) << 8,
+            Operand::Special(s) => 5 | u64::from(s.page) << 8 | u64::from(s.entry) << 16 | u64::from(s.high) << 24,
         };
-        let mods = u32::from(src.neg) << 3
-            | u32::from(src.abs) << 4
-            | u32::from(src.not) << 5
-            | u32::from(src.swizzle) << 8
-            | u32::from(src.widen) << 16
-            | u32::from(src.lane) << 24;
-        h.write_u32(tag | mods);
-        h.write_u64(payload);
+        h.write_u64(word);
     }
     h.finish()
 }
 
 /// An available expression: the instruction computing it, its value, the block of its
-/// definition, its hash, and the next entry in the same bucket (`u32::MAX`: none).
+/// definition, its hash, and the next entry in the same bucket (its index + 1; 0: none).
 struct Available {
     inst: InstId,
     value: Value,
@@ -99,53 +83,66 @@ pub fn run(shader: &mut Shader) -> bool {
     run_reporting(shader, &mut Analyses::default()).changed
 }
 
-/// [`run`], also saying whether a φ argument was renamed and whether a copy was replaced;
-/// takes the dominator tree from `analyses` (this pass does not change the CFG).
+/// [`run`], also saying whether a φ became trivial and whether a copy was replaced where
+/// `const_fold` can see the replacement before the copy it replaced; takes the dominator tree
+/// from `analyses` (this pass does not change the CFG).
 pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
     let dom = (shader.blocks.len() > 1).then(|| analyses.dom(shader));
-    let order = match dom {
+    let entry = [shader.entry()];
+    let order: &[Block] = match dom {
         Some(dom) => dom.preorder(),
-        None => vec![shader.entry()],
+        None => &entry,
     };
     let dominates = |a: Block, b: Block| dom.is_none_or(|d| d.dominates(a, b));
-    // A chained hash table sized once from the instruction count (never rehashed): bucket
-    // heads index `entries`, whose `next` fields chain the entries of one bucket.
-    let buckets = (2 * shader.insts.len()).next_power_of_two().max(16);
-    let mut heads: Vec<u32> = vec![u32::MAX; buckets];
-    let mut entries: Vec<Available> = Vec::with_capacity(shader.insts.len());
-    let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    let layout_follows_dominance = dom.is_none_or(|d| d.layout_follows_dominance());
+    let facts = facts::table();
+    // A chained hash table sized once from the number of instructions in the blocks (never
+    // rehashed): bucket heads index `entries` (plus one, so that an empty table is all zeros,
+    // which the allocator hands out cheaply), whose `next` fields chain the entries of one
+    // bucket. There is at most one entry per expression (a stale one is overwritten), so the
+    // bucket count does not affect the result.
+    let listed: usize = shader.blocks.iter().map(|b| b.insts.len()).sum();
+    let buckets = (2 * listed).next_power_of_two().max(16);
+    let mut heads: Vec<u32> = vec![0; buckets];
+    let mut entries: Vec<Available> = Vec::with_capacity(listed);
+    // The replacement of each value; allocated at the first replacement (many runs find none).
+    let mut replace: Vec<Option<Value>> = Vec::new();
     let mut changed = false;
     let all_visited = order.len() == shader.blocks.len();
     // Instructions with operands the walk does not rename (pairs, staging lists, φ and
     // parallel-copy arguments), renamed once at the end.
-    let mut with_lists: Vec<InstId> = Vec::new();
-    for b in order {
+    let mut with_lists: Vec<InstId> = Vec::with_capacity(listed);
+    for &b in order {
         for i in 0..shader.blocks[b.index()].insts.len() {
             let id = shader.blocks[b.index()].insts[i];
             let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
             }
-            if !inst.args.is_empty()
-                || inst.staging.iter().any(|l| !l.is_empty())
-                || inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)))
-            {
-                with_lists.push(id);
-            }
             // Sources first read earlier replacements (there are some only once something
             // changed), so chains collapse in one walk.
+            let mut pair = false;
             if changed {
                 for src in inst.srcs.iter_mut() {
-                    if let Operand::Value(v) = src.operand
-                        && let Some(r) = replace[v.index()]
-                    {
-                        src.operand = Operand::Value(r);
+                    match src.operand {
+                        Operand::Value(v) => {
+                            if let Some(r) = replace[v.index()] {
+                                src.operand = Operand::Value(r);
+                            }
+                        }
+                        Operand::Pair(..) => pair = true,
+                        _ => {}
                     }
                 }
+            } else {
+                pair = inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)));
             }
-            if !candidate(inst) {
+            if pair || !inst.args.is_empty() || inst.staging.iter().any(|l| !l.is_empty()) {
+                with_lists.push(id);
+            }
+            if !candidate(facts, inst) {
                 continue;
             }
             let inst = &shader.insts[id.index()];
@@ -154,21 +151,24 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
             let head = &mut heads[hash as usize & (buckets - 1)];
             let mut at = *head;
-            while at != u32::MAX {
-                let e = &entries[at as usize];
+            while at != 0 {
+                let e = &entries[at as usize - 1];
                 if e.hash == hash && same(&shader.insts[e.inst.index()], inst) {
                     break;
                 }
                 at = e.next;
             }
-            if at == u32::MAX {
+            if at == 0 {
                 entries.push(Available { inst: id, value: dest, block: b, hash, next: *head });
-                *head = entries.len() as u32 - 1;
+                *head = entries.len() as u32;
                 continue;
             }
-            let e = &mut entries[at as usize];
+            let e = &mut entries[at as usize - 1];
             if dominates(e.block, b) {
-                outcome.copies_replaced |= shader.insts[id.index()].kind == InstKind::Copy;
+                outcome.copies_replaced |= inst.kind == InstKind::Copy && !layout_follows_dominance;
+                if replace.is_empty() {
+                    replace = vec![None; shader.values.len()];
+                }
                 replace[dest.index()] = Some(e.value);
                 shader.insts[id.index()].dead = true;
                 changed = true;
@@ -178,13 +178,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
     }
     if changed {
-        outcome.phi_args_renamed = phi_arg_replaced(shader, &replace);
+        outcome.phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()]);
         let map = |v: Value| replace[v.index()].map(Operand::Value);
         if all_visited {
             // Every source `Value` was renamed on the way (a definition dominates its non-φ
             // uses, so it is visited first); what is left is what `rewrite_uses` would do.
             for &id in &with_lists {
-                shader.rewrite_inst_uses(id, map);
+                rename_lists(shader, id, &replace);
             }
             for block in &mut shader.blocks {
                 if let Terminator::Branch { cond, .. } = &mut block.term
@@ -202,16 +202,34 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     outcome
 }
 
-/// Whether a φ reads a value that is being replaced.
-fn phi_arg_replaced(shader: &Shader, replace: &[Option<Value>]) -> bool {
-    shader.blocks.iter().any(|block| {
-        block
-            .insts
-            .iter()
-            .map(|&id| shader.inst(id))
-            .take_while(|inst| inst.kind == InstKind::Phi)
-            .any(|phi| !phi.dead && shader.get(phi.args).iter().any(|v| replace[v.index()].is_some()))
-    })
+/// Renames what the walk does not: pair sources, read staging lists and φ/parallel-copy
+/// arguments (what [`Shader::rewrite_inst_uses`] would do after the walk's renaming).
+fn rename_lists(shader: &mut Shader, id: InstId, replace: &[Option<Value>]) {
+    let rename = |v: &mut Value| {
+        if let Some(r) = replace[v.index()] {
+            *v = r;
+        }
+    };
+    let inst = &mut shader.insts[id.index()];
+    if inst.dead {
+        return;
+    }
+    for src in &mut inst.srcs {
+        if let Operand::Pair(lo, hi) = &mut src.operand {
+            rename(lo);
+            rename(hi);
+        }
+    }
+    let (staging, args) = (inst.staging, inst.args);
+    let read = [0, 1].map(|k| !inst.staging_is_write(k));
+    for k in 0..2 {
+        if read[k] && !staging[k].is_empty() {
+            shader.get_mut(staging[k]).iter_mut().for_each(rename);
+        }
+    }
+    if !args.is_empty() {
+        shader.get_mut(args).iter_mut().for_each(rename);
+    }
 }
 
 #[cfg(test)]

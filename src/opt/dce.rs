@@ -1,14 +1,16 @@
 //! Dead-code elimination by mark and sweep: instructions with side effects and branch
 //! conditions are live; so is every definition a live instruction reads. Everything else is
 //! removed — including cycles of φs and updates that only feed each other (a loop counter
-//! nobody reads after the loop). Linear in the program size.
+//! nobody reads after the loop). Linear in the program size. A single block that ends the
+//! shader is marked in one backward walk (a definition precedes its uses there).
 
-use crate::ir::{Block, InstId, Shader, Terminator};
+use super::facts;
+use crate::ir::{InstId, Shader, Terminator, Value};
 
 pub fn run(shader: &mut Shader) -> bool {
+    let facts = facts::table();
     let mut live = vec![false; shader.insts.len()];
-    let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
-    let mark_value = |v: crate::ir::Value, live: &mut Vec<bool>, work: &mut Vec<InstId>| {
+    let mark_value = |v: Value, live: &mut [bool], work: &mut Vec<InstId>| {
         if let Some(def) = shader.values[v.index()].def
             && !live[def.index()]
         {
@@ -16,25 +18,47 @@ pub fn run(shader: &mut Shader) -> bool {
             work.push(def);
         }
     };
-    for b in 0..shader.blocks.len() {
-        for id in shader.block_insts(Block(b as u32)) {
-            if shader.inst(id).has_side_effects() && !live[id.index()] {
-                live[id.index()] = true;
-                work.push(id);
+    if let [block] = &shader.blocks[..]
+        && block.term == Terminator::End
+    {
+        // Straight-line code (most shaders): every use follows its definition, so one walk
+        // backwards marks everything, without a worklist.
+        for &id in block.insts.iter().rev() {
+            let inst = &shader.insts[id.index()];
+            if inst.dead || !(live[id.index()] || facts::of(facts, inst) & facts::SIDE_EFFECTS != 0) {
+                continue;
+            }
+            live[id.index()] = true;
+            shader.for_each_use(inst, |v| {
+                if let Some(def) = shader.values[v.index()].def {
+                    live[def.index()] = true;
+                }
+            });
+        }
+    } else {
+        let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
+        for block in &shader.blocks {
+            for &id in &block.insts {
+                let inst = &shader.insts[id.index()];
+                if !inst.dead && facts::of(facts, inst) & facts::SIDE_EFFECTS != 0 && !live[id.index()] {
+                    live[id.index()] = true;
+                    work.push(id);
+                }
+            }
+            if let Terminator::Branch { cond, .. } = block.term {
+                mark_value(cond, &mut live, &mut work);
             }
         }
-        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
-            mark_value(cond, &mut live, &mut work);
+        while let Some(id) = work.pop() {
+            shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, &mut live, &mut work));
         }
     }
-    while let Some(id) = work.pop() {
-        shader.for_each_use(shader.inst(id), |v| mark_value(v, &mut live, &mut work));
-    }
     let mut changed = false;
-    for b in 0..shader.blocks.len() {
-        for &id in &shader.blocks[b].insts {
-            if !live[id.index()] && !shader.insts[id.index()].dead {
-                shader.insts[id.index()].dead = true;
+    for block in &shader.blocks {
+        for &id in &block.insts {
+            let inst = &mut shader.insts[id.index()];
+            if !live[id.index()] && !inst.dead {
+                inst.dead = true;
                 changed = true;
             }
         }

@@ -1,11 +1,24 @@
 //! Merges a block into its predecessor when it is that block's only successor and has no other
 //! predecessor (straight-line code split by lowering, e.g. at a routine's exit). The merged
-//! block's φs have one argument and become copies of it. Linear: each block merges at most once
-//! per run and its instructions move once.
+//! block's φs have one argument and become copies of it. Each block merges at most once per
+//! sweep and its instructions move once; sweeps repeat until one merges nothing (so the pass is
+//! idempotent). A merged-away block is left without successors, so removing it changes no
+//! other block's predecessors: only the removal of blocks unreachable on entry can enable a
+//! further merge, and there are at most three sweeps. Linear.
 
 use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator};
 
+/// Merges to a fixed point (see the module documentation).
 pub fn run(shader: &mut Shader) -> bool {
+    let mut changed = false;
+    while sweep(shader) {
+        changed = true;
+    }
+    changed
+}
+
+/// One merging sweep over the layout, then the removal of the blocks it left unreachable.
+fn sweep(shader: &mut Shader) -> bool {
     let mut changed = false;
     let mut b = 0;
     while b < shader.blocks.len() {

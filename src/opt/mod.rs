@@ -6,15 +6,16 @@ pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+mod facts;
 pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
 pub mod simplify;
 pub mod unreachable;
 
-use crate::ir::Shader;
 use crate::ir::dom::DomTree;
 use crate::ir::verify::verify_after;
+use crate::ir::{Block, InstKind, Shader, Terminator, Value};
 
 /// Optimisation options.
 #[derive(Clone, Copy, Debug)]
@@ -34,11 +35,20 @@ impl Default for Options {
 pub struct Outcome {
     /// The run changed the IR.
     pub changed: bool,
-    /// `cse`: a φ argument was renamed (φs can have become trivial for `copy_prop`).
-    pub phi_args_renamed: bool,
-    /// `cse`: a value defined by a copy was replaced (a constant can be seen earlier in the
-    /// layout by `const_fold`).
+    /// `cse`, `mod_fold`: a φ became trivial (work for `copy_prop`).
+    pub phi_made_trivial: bool,
+    /// `cse`: a value defined by a copy was replaced by one that can come later in the layout
+    /// (`const_fold` can see a constant earlier than before).
     pub copies_replaced: bool,
+    /// `fma`: a fused instruction reads only constants and constant copies (work for
+    /// `const_fold` if the product it absorbed could not be folded, e.g. for its flow bits).
+    pub constant_fused: bool,
+    /// `mod_fold`: a source now reads a constant, FAU word or constant copy it did not read
+    /// before (work for `const_fold` and `simplify`).
+    pub constant_moved: bool,
+    /// `mod_fold`: a run right after this one would find nothing (it is not idempotent in
+    /// general).
+    pub settled: bool,
     /// `mod_fold`, `fma`: a candidate was held back only because its producer has other
     /// readers (removing readers can enable it).
     pub held_by_uses: bool,
@@ -85,7 +95,8 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 /// reasons a pass's opportunities can appear; debug builds check every skip (see [`optimize`]).
 ///
 /// * `merge_blocks` changes the CFG, turns φs into copies and moves instructions: it enables
-///   everything. It is the only pass that touches the CFG, so only it enables itself.
+///   everything else. It is the only pass that touches the CFG and it merges to a fixed point
+///   itself (idempotent), so nothing enables it again.
 /// * `copy_prop` renames uses and puts constants into sources (new constant operands, identical
 ///   instructions, `FADD x, −0` patterns, dead definitions): everything but `merge_blocks`. It
 ///   is idempotent: it forwards every register copy, removes trivial φs to a fixed point under
@@ -94,18 +105,28 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   dead inputs for `dce`), and folds chains in layout order (itself, when a use precedes its
 ///   definition in the layout). It only removes uses of values defined by copies, which are
 ///   never the single-use producers `mod_fold` and `fma` look for.
-/// * `simplify`, `mod_fold` and `fma` rewrite sources and opcodes: everything but
-///   `merge_blocks`. `simplify` is idempotent (what it produces, `FADD` and copies, is nothing
-///   it rewrites); `mod_fold` (a producer forwarded in a run takes no clamp in that run) and
-///   `fma` (a fused FMA can be a product itself) are not.
+/// * `simplify` and `mod_fold` rewrite sources and opcodes: everything but `merge_blocks`.
+///   `simplify` is idempotent (what it produces, `FADD` and copies, is nothing it rewrites);
+///   `mod_fold` is not (a producer forwarded in a run takes no clamp in that run).
+/// * `fma` turns an `FADD` into an `FMA` of the product's factors and the addend and kills the
+///   product; it is not idempotent (a fused FMA can be a product itself). It creates no copy
+///   and renames no use, and its operands keep whole-word reads whole-word (binary32 sources
+///   of `FADD.f32` and `FMA.f32` have the same defaults), so it gives `copy_prop` nothing; the
+///   factors were already an `FMA`'s first two sources and a ±1 factor would have been
+///   `simplify`'s, so nothing for `simplify` either. The fused instruction is new work for
+///   `const_fold` only when it reads nothing but constants (reported by the run), and for
+///   `mod_fold`, `cse`, `dce` and itself.
 /// * `cse` renames uses of a value to an equal dominating one and kills the duplicate
-///   definitions. φ arguments can become equal (`copy_prop`, only if a φ argument was
-///   renamed), a constant copy can become visible earlier in the layout (`const_fold`, only if
-///   a copy was replaced), producers lose readers (`mod_fold`, `fma`, only if their last run
-///   held a candidate back for its producer's other readers: every other condition they test
-///   is the same for equal instructions), definitions become dead (`dce`). Renaming values to
-///   equal values creates no constant operand (`simplify`), and its one walk collapses every
-///   chain (idempotent: the walk after it visits the same expressions and finds no new match).
+///   definitions. A φ can become trivial (`copy_prop`, only if the run saw one become so: with
+///   no register copy left, that is `copy_prop`'s own test); a constant copy can become visible
+///   earlier in the layout (`const_fold`, only if a copy was replaced and some block comes
+///   before its immediate dominator in the layout: otherwise the replacement precedes the
+///   replaced copy, which precedes its uses); producers lose readers (`mod_fold`, `fma`, only
+///   if their last run held a candidate back for its producer's other readers: every other
+///   condition they test is the same for equal instructions), definitions become dead (`dce`).
+///   Renaming values to equal values creates no constant operand (`simplify`), and its one walk
+///   collapses every chain (idempotent: the walk after it visits the same expressions and
+///   finds no new match).
 /// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, under
 ///   the same condition as for `cse`); its mark-and-sweep leaves nothing unmarked behind
 ///   (idempotent).
@@ -124,8 +145,8 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "merge_blocks",
         pass: |s, _| Outcome::of(merge_blocks::run(s)),
-        enables: &["merge_blocks", "copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"],
-        idempotent: false,
+        enables: ALL_BUT_MERGE,
+        idempotent: true,
         changes_cfg: true,
     },
     Step {
@@ -151,7 +172,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "mod_fold",
-        pass: |s, _| mod_fold::run_reporting(s),
+        pass: mod_fold::run_reporting,
         enables: ALL_BUT_MERGE,
         idempotent: false,
         changes_cfg: false,
@@ -159,7 +180,7 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "fma",
         pass: |s, _| fma::run_reporting(s),
-        enables: ALL_BUT_MERGE,
+        enables: &["const_fold", "mod_fold", "fma", "cse", "dce"],
         idempotent: false,
         changes_cfg: false,
     },
@@ -221,18 +242,29 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
                 changed = true;
                 let mut enabled = enables[k];
                 if this == cse_bit {
-                    if !outcome.phi_args_renamed {
+                    if !outcome.phi_made_trivial {
                         enabled &= !bit("copy_prop");
                     }
                     if !outcome.copies_replaced {
                         enabled &= !bit("const_fold");
                     }
                 }
+                if this == bit("fma") && !outcome.constant_fused {
+                    enabled &= !bit("const_fold");
+                }
+                if this == bit("mod_fold") {
+                    if !outcome.phi_made_trivial {
+                        enabled &= !bit("copy_prop");
+                    }
+                    if !outcome.constant_moved {
+                        enabled &= !(bit("const_fold") | bit("simplify"));
+                    }
+                }
                 if this & (cse_bit | dce_bit) != 0 {
                     enabled &= !not_held;
                 }
                 dirty |= enabled;
-                if step.idempotent {
+                if step.idempotent || outcome.settled {
                     dirty &= !this;
                 } else {
                     dirty |= this;
@@ -247,6 +279,46 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
             break;
         }
     }
+}
+
+/// Whether a φ reading a value that `replace` renames becomes trivial once renamed (its
+/// arguments other than itself are one value). With no register copy left, that is exactly
+/// `copy_prop`'s test, and the renaming can make no other φ trivial.
+fn phi_made_trivial(shader: &Shader, replace: impl Fn(Value) -> Option<Value>) -> bool {
+    shader.blocks.iter().any(|block| {
+        block.insts.iter().map(|&id| shader.inst(id)).take_while(|inst| inst.kind == InstKind::Phi).any(|phi| {
+            let args = shader.get(phi.args);
+            if phi.dead || !args.iter().any(|&v| replace(v).is_some()) {
+                return false;
+            }
+            let dest = shader.get(phi.dests)[0];
+            let mut others = args.iter().map(|&v| replace(v).unwrap_or(v)).filter(|&v| v != dest);
+            let first = others.next();
+            first.is_some() && others.all(|v| Some(v) == first)
+        })
+    })
+}
+
+/// The number of reads of each value (operands, φ arguments, branch conditions).
+pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
+    let mut uses = vec![0u32; shader.values.len()];
+    for b in 0..shader.blocks.len() {
+        for id in shader.block_insts(Block(b as u32)) {
+            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
+        }
+        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
+            uses[cond.index()] += 1;
+        }
+    }
+    uses
+}
+
+/// Whether `v` is defined by a copy of a constant or FAU word.
+fn is_constant_copy(shader: &Shader, v: Value) -> bool {
+    shader.values[v.index()].def.is_some_and(|d| {
+        let def = shader.inst(d);
+        def.kind == InstKind::Copy && !matches!(def.srcs[0].operand, crate::ir::Operand::Value(_))
+    })
 }
 
 fn run_step(shader: &mut Shader, step: &Step, analyses: &mut Analyses) -> Outcome {

@@ -14,9 +14,9 @@
 //! binary32 result (a v2f16 producer would clamp each half instead of the f32 word); a producer
 //! already forwarded in the same round never takes a clamp.
 
-use super::Outcome;
+use super::{Analyses, Outcome, is_constant_copy, use_counts};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator, Value};
+use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
@@ -34,35 +34,37 @@ fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
-    run_reporting(shader).changed
+    run_reporting(shader, &mut Analyses::default()).changed
 }
 
-/// [`run`], also saying whether a saturate was held back because its source has other readers.
-pub fn run_reporting(shader: &mut Shader) -> Outcome {
+/// [`run`], also saying whether a saturate was held back because its source has other readers,
+/// whether a φ became trivial, whether a source now reads a constant it did not read before,
+/// and whether a second run could find more (see [`Outcome`]).
+pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     // Every rewrite involves an `FADD.f32 x, #-0.0`; this scan is much cheaper than counting uses.
-    let negzero_add_exists = shader.blocks.iter().flat_map(|b| &b.insts).any(|&id| {
+    // Use counts only matter for moving a saturate, which needs a clamped FADD.f32 (only this
+    // pass adds clamps to FADD.f32, and only while moving one).
+    let (mut negzero_add_exists, mut clamped_add_exists) = (false, false);
+    for &id in shader.blocks.iter().flat_map(|b| &b.insts) {
         let inst = shader.inst(id);
-        !inst.dead
-            && inst.opcode() == Some(Opcode::FADD_F32)
-            && inst.srcs[1].operand == Operand::Const(NEG_ZERO)
-            && inst.srcs[1].is_plain()
-    });
+        if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
+            continue;
+        }
+        negzero_add_exists |= inst.srcs[1].operand == Operand::Const(NEG_ZERO) && inst.srcs[1].is_plain();
+        clamped_add_exists |= inst.mach.clamp().is_some_and(|c| c != Clamp::None);
+    }
     if !negzero_add_exists {
         return Outcome::default();
     }
     let mut held_by_uses = false;
     let mut changed = false;
-    let mut uses = vec![0u32; shader.values.len()];
-    for b in 0..shader.blocks.len() {
-        for id in shader.block_insts(Block(b as u32)) {
-            shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
-        }
-        if let Terminator::Branch { cond, .. } = shader.blocks[b].term {
-            uses[cond.index()] += 1;
-        }
-    }
+    // Counted before anything changes (empty when no saturate can move).
+    let uses = if clamped_add_exists { use_counts(shader) } else { Vec::new() };
     let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
     let mut any_replaced = false;
+    let mut constant_moved = false;
+    // A source folded to read another `FADD.f32` result could fold again in a second run.
+    let mut folded_into_add = false;
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -95,6 +97,16 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
                 }
                 srcs[k] = Src { operand: inner.operand, neg, abs, ..src };
                 touched = true;
+                match inner.operand {
+                    Operand::Value(x) => {
+                        constant_moved |= is_constant_copy(shader, x);
+                        folded_into_add |= shader.values[x.index()].def.is_some_and(|d| {
+                            let def = shader.inst(d);
+                            !def.dead && def.opcode() == Some(Opcode::FADD_F32)
+                        });
+                    }
+                    _ => constant_moved = true,
+                }
             }
             if touched {
                 shader.inst_mut(id).srcs = srcs;
@@ -112,6 +124,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
                     continue;
                 }
                 if clamp == Clamp::None {
+                    constant_moved |= is_constant_copy(shader, x);
                     replace[dest.index()] = Some(x);
                     any_replaced = true;
                     shader.inst_mut(id).dead = true;
@@ -140,6 +153,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
             }
         }
     }
+    let mut phi_made_trivial = false;
     if any_replaced {
         let resolve = |mut v: Value| {
             while let Some(w) = replace[v.index()] {
@@ -147,10 +161,17 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
             }
             v
         };
+        phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()].map(|_| resolve(v)));
         shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
         shader.compact();
     }
-    Outcome { changed, held_by_uses, ..Outcome::default() }
+    // Renamed readers and chains of folds can give a second run work, and so can a layout that
+    // puts a reader before the producer it folded (a later fold changed the producer).
+    let settled = !changed
+        || (!any_replaced
+            && !folded_into_add
+            && (shader.blocks.len() == 1 || analyses.dom(shader).layout_follows_dominance()));
+    Outcome { changed, held_by_uses, phi_made_trivial, constant_moved, settled, ..Outcome::default() }
 }
 
 #[cfg(test)]

@@ -1,0 +1,77 @@
+//! Per-opcode facts that several passes test on every instruction, computed once from the ISA
+//! tables into one byte per opcode (one indexed load instead of walking `InstrInfo` each time).
+
+use crate::ir::{Inst, InstKind};
+use crate::valhall::tables::INSTRUCTIONS;
+use crate::valhall::{Instr, Opcode};
+use std::sync::OnceLock;
+
+/// The instruction has an effect besides its definitions ([`Inst::has_side_effects`]).
+pub const SIDE_EFFECTS: u8 = 1;
+/// A pure single-unit ALU operation without staging operands whose result does not depend on
+/// the active lanes: `cse` may merge two equal ones.
+pub const PURE_ALU: u8 = 2;
+/// No side effects, no staging operands, at least one source: `const_fold` may evaluate it.
+pub const FOLDABLE: u8 = 4;
+
+/// The facts of every opcode, indexed by `Opcode as usize`.
+pub fn table() -> &'static [u8] {
+    static TABLE: OnceLock<Box<[u8]>> = OnceLock::new();
+    TABLE.get_or_init(|| INSTRUCTIONS.iter().map(|info| compute(info.opcode)).collect())
+}
+
+/// The facts of an instruction (none for pseudo-instructions).
+#[inline]
+pub fn of(table: &[u8], inst: &Inst) -> u8 {
+    if inst.kind == InstKind::Machine { table[inst.mach.opcode as usize] } else { 0 }
+}
+
+fn compute(op: Opcode) -> u8 {
+    let info = op.info();
+    let side_effects = Inst::machine(Instr::new(op)).has_side_effects();
+    let cross_lane = matches!(
+        op,
+        Opcode::CLPER_I32
+            | Opcode::CLPER_V2U16
+            | Opcode::CLPER_V4U8
+            | Opcode::CLPER_S32
+            | Opcode::CLPER_V2S16
+            | Opcode::CLPER_V4S8
+            | Opcode::CLPER_U64
+            | Opcode::CLPER_S64
+            | Opcode::WMASK
+    );
+    let mut facts = 0;
+    if side_effects {
+        facts |= SIDE_EFFECTS;
+    }
+    if info.unit.is_alu() && !side_effects && info.staging.is_empty() && !cross_lane {
+        facts |= PURE_ALU;
+    }
+    if !side_effects && info.staging.is_empty() && !info.srcs.is_empty() {
+        facts |= FOLDABLE;
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_match_the_tables() {
+        let table = table();
+        assert_eq!(table.len(), Opcode::ALL.len());
+        for op in Opcode::ALL {
+            let inst = Inst::machine(Instr::new(op));
+            let facts = of(table, &inst);
+            assert_eq!(facts & SIDE_EFFECTS != 0, inst.has_side_effects(), "{op:?}");
+            if facts & PURE_ALU != 0 {
+                assert!(op.info().unit.is_alu() && op.info().staging.is_empty(), "{op:?}");
+            }
+        }
+        assert_ne!(table[Opcode::FADD_F32 as usize] & PURE_ALU, 0);
+        assert_eq!(table[Opcode::CLPER_I32 as usize] & PURE_ALU, 0);
+        assert_eq!(of(table, &Inst::pseudo(InstKind::Copy)), 0);
+    }
+}
