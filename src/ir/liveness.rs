@@ -59,6 +59,11 @@ impl Liveness {
     pub fn compute(shader: &Shader) -> Liveness {
         let nblocks = shader.blocks.len();
         let nvalues = shader.values.len();
+        // Without edges (straight-line code: no block has a predecessor, so no branch either)
+        // nothing is live across a block boundary.
+        if shader.blocks.iter().all(|b| b.preds.is_empty() && !matches!(b.term, Terminator::Branch { .. })) {
+            return Liveness { live_out: Sets { start: vec![0; nblocks + 1], values: Vec::new() } };
+        }
         // Block of each value's definition.
         let mut def_block = vec![u32::MAX; nvalues];
         // Uses that may reach outside their block, as (value, block, at block end?) where
@@ -173,6 +178,11 @@ impl Liveness {
     /// The values live at the end of `b` (φ arguments for successors included), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
         self.live_out.get(b)
+    }
+
+    /// The sum of the sizes of the live-out sets.
+    pub fn live_out_total(&self) -> usize {
+        self.live_out.values.len()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {

@@ -96,8 +96,6 @@ pub struct Assigner<'a> {
     exit_range: Vec<(u32, u32)>,
     out: Vec<Vec<MachInst>>,
     preload: u16,
-    /// Registers of temporary copies read by the current instruction.
-    temps: u64,
     /// See [`Assigned::max_demand`].
     max_demand: u32,
     /// Scratch: the instructions of the current block, and what they read (see
@@ -187,6 +185,7 @@ impl<'a> Assigner<'a> {
     pub fn new(shader: &'a Shader, live: &'a Liveness, allowed: u64) -> Assigner<'a> {
         let nv = shader.values.len();
         let nb = shader.blocks.len();
+        let longest = shader.blocks.iter().map(|b| b.insts.len()).max().unwrap_or(0);
         let mut a = Assigner {
             shader,
             live,
@@ -203,15 +202,15 @@ impl<'a> Assigner<'a> {
             member_start: Vec::new(),
             member_of: Vec::new(),
             entry: vec![None; nb],
-            exit_regs: Vec::new(),
+            // Sized once from what they will hold (growing them costs more than the slack).
+            exit_regs: Vec::with_capacity(live.live_out_total()),
             exit_range: vec![NOT_VISITED; nb],
             out: vec![Vec::new(); nb],
             preload: 0,
-            temps: 0,
             max_demand: 0,
-            block_buf: Vec::new(),
-            use_buf: Vec::new(),
-            use_start_buf: Vec::new(),
+            block_buf: Vec::with_capacity(longest),
+            use_buf: Vec::with_capacity(3 * longest),
+            use_start_buf: Vec::with_capacity(longest + 1),
         };
         a.collect_groups();
         a
@@ -546,10 +545,16 @@ impl<'a> Assigner<'a> {
         let mut use_start = std::mem::take(&mut self.use_start_buf);
         uses.clear();
         use_start.clear();
+        // The φs are at the top (IR invariant); `phi_end` bounds them all the same.
+        let mut phi_end = 0;
+        let mut phis = 0;
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             use_start.push(uses.len() as u32);
-            if inst.kind != InstKind::Phi {
+            if inst.kind == InstKind::Phi {
+                phi_end = pos + 1;
+                phis += 1;
+            } else {
                 s.for_each_use(inst, |v| {
                     self.mark(v, READ);
                     self.vals[v.index()].last_pos = pos as u32;
@@ -568,21 +573,18 @@ impl<'a> Assigner<'a> {
         self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
-        let mut entry: Vec<(Value, Reg)> = Vec::new();
-        if let Some(&first) = processed.first()
-            && let Some(exit) = self.exit_of(first)
-        {
-            for &(v, r) in exit {
-                if self.live_in(v) {
-                    entry.push((v, r));
-                }
+        let first_exit = processed.first().and_then(|&first| self.exit_of(first)).unwrap_or_default();
+        let mut entry: Vec<(Value, Reg)> = Vec::with_capacity(first_exit.len() + phis);
+        for &(v, r) in first_exit {
+            if self.live_in(v) {
+                entry.push((v, r));
             }
         }
         for &(v, r) in &entry {
             self.set(v, r);
         }
         // φ results.
-        for (pos, &id) in insts.iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
+        for (pos, &id) in insts[..phi_end].iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
             let inst = s.inst(id);
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
@@ -620,7 +622,8 @@ impl<'a> Assigner<'a> {
             self.edge_copies(p, b)?;
         }
         // Instructions.
-        let mut out = Vec::with_capacity(insts.len());
+        // Room for some moves (live-range splits, edge copies) besides the instructions.
+        let mut out = Vec::with_capacity(insts.len() + insts.len() / 8 + 4);
         for (pos, &id) in insts.iter().enumerate() {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
@@ -725,6 +728,11 @@ impl<'a> Assigner<'a> {
             return Ok(());
         }
         let through = self.through_mask(pos, read);
+        if inst.kind == InstKind::Machine
+            && let Some(done) = self.process_simple_machine(b, pos, id, inst, read, through, out)
+        {
+            return done;
+        }
         self.note_demand(inst, through);
         match inst.kind {
             InstKind::Phi => Ok(()),
@@ -763,6 +771,96 @@ impl<'a> Assigner<'a> {
             InstKind::ParallelCopy => self.process_pcopy(b, pos, inst, through, out),
             InstKind::Machine => self.process_machine(b, pos, id, read, through, out),
         }
+    }
+
+    /// [`Self::process_machine`] for the common shape, in a fraction of its time: no read vector
+    /// (staging read of two or more values, 64-bit pair), no fixed operand (`BLEND`, `ATEST`,
+    /// `ZS_EMIT`), no written staging operand, at most one result, and a free register for it
+    /// (nothing to relocate, so no parallel copy). Returns `None`, having changed nothing but
+    /// the demand record, when the instruction is not of that shape; the general path then
+    /// makes the same choices this one would have.
+    #[allow(clippy::too_many_arguments)]
+    fn process_simple_machine(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        read: &[Value],
+        through: u64,
+        out: &mut Vec<MachInst>,
+    ) -> Option<Result<(), AssignError>> {
+        let s = self.shader;
+        let info = inst.mach.info();
+        if matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT) || inst.dests.len() > 1 {
+            return None;
+        }
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write || inst.staging[k].len() >= 2 {
+                return None;
+            }
+        }
+        let srcs = &inst.srcs[..info.srcs.len()];
+        if srcs.iter().any(|src| matches!(src.operand, Operand::Pair(..))) {
+            return None;
+        }
+        // The demand as `note_demand` measures it (no vector slack in this shape).
+        let dying = (self.owned & !self.dead_owned & !through).count_ones();
+        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(inst.dests.len() as u32, dying));
+        let dest = s.get(inst.dests).first().copied();
+        let dest_reg = match dest {
+            Some(d) => Some(self.pick_single(d, self.allowed & !through)?),
+            None => None,
+        };
+        for &v in read {
+            if self.vals[v.index()].loc == NONE {
+                return Some(Err(AssignError::Invalid(format!(
+                    "{v} is read by {} in {b} before it has a register",
+                    info.name
+                ))));
+            }
+        }
+        // Built in place (an `Instr` is large; on an error the block's output is dropped).
+        let at = out.len();
+        out.push(MachInst::new(inst.mach, Origin::Ir(id)));
+        let m = &mut out[at].instr;
+        for (k, src) in srcs.iter().enumerate() {
+            let base = match src.operand {
+                Operand::Value(v) => Base::Register(self.vals[v.index()].loc),
+                Operand::None => {
+                    return Some(Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))));
+                }
+                other => match fau_base(other) {
+                    Ok(base) => base,
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            m.srcs[k] = src.to_machine(base);
+        }
+        for k in 0..info.staging.len() {
+            let list = s.get(inst.staging[k]);
+            let base = list.first().map_or(0, |v| self.vals[v.index()].loc);
+            m.staging[k] = Staging::new(base, list.len() as u8);
+        }
+        if let Some(r) = dest_reg {
+            m.dest = Dest::full(r);
+        }
+        // The operands dying here hold exactly the live registers `through` leaves out (see
+        // `through_mask`): freed by walking those bits rather than testing every operand.
+        let mut dying_regs = self.owned & !self.dead_owned & !through;
+        while dying_regs != 0 {
+            let r = dying_regs.trailing_zeros() as usize;
+            dying_regs &= dying_regs - 1;
+            self.clear(Value(self.owner[r]));
+        }
+        debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
+        if let (Some(d), Some(r)) = (dest, dest_reg)
+            && !self.dies_at(d, pos)
+        {
+            self.set(d, r);
+            self.note_def(d, r);
+        }
+        Some(Ok(()))
     }
 
     /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
@@ -1134,18 +1232,14 @@ impl<'a> Assigner<'a> {
         // Build the parallel copy.
         let mut copies: SmallVec<[(Reg, Reg); 8]> = SmallVec::new();
         let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
-        let mut temps = 0u64;
         for &(v, r) in targets {
             let l = self.vals[v.index()].loc;
             if l == r {
-                temps |= regs::bit(r);
                 continue;
             }
             copies.push((r, l));
             if movers.contains(&v) {
                 new_loc.push((v, r));
-            } else {
-                temps |= regs::bit(r);
             }
         }
         let mut chosen = 0u64;
@@ -1172,7 +1266,6 @@ impl<'a> Assigner<'a> {
         for &(v, r) in &new_loc {
             self.set(v, r);
         }
-        self.temps = temps;
         // The machine instruction.
         let mut m = inst.mach;
         for (k, src) in inst.sources().iter().enumerate() {
@@ -1217,7 +1310,6 @@ impl<'a> Assigner<'a> {
         }
         // After the instruction.
         self.free_dying(uses, pos);
-        self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {
                 let r = def_base[i] + j as u8;

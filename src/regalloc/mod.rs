@@ -175,8 +175,13 @@ fn try_assign(
             b.loop_depth = depths[ir as usize];
         }
     }
-    let used = blocks.iter().flat_map(|b| b.insts.iter()).fold(0u64, |m, i| m | check::registers_touched(&i.instr));
-    let work_registers = if used & !regs::SPLIT32 == 0 && allowed == regs::SPLIT32 { 32 } else { 64 };
+    // Every register the assignment writes or reads lies in `allowed` (the checker verifies it),
+    // so the mode follows from `allowed` without scanning the instructions.
+    let work_registers = if allowed == regs::SPLIT32 { 32 } else { 64 };
+    debug_assert!(
+        blocks.iter().flat_map(|b| b.insts.iter()).all(|i| check::registers_touched(&i.instr) & !allowed == 0),
+        "a register outside the allowed set"
+    );
     let tls_size = if spill.slot_of.is_empty() { 0 } else { spill.tls_end.div_ceil(16) * 16 };
     let mut mach = MachShader {
         stage: shader.stage,
