@@ -31,7 +31,6 @@
 
 use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
-use crate::ir::dom::DomTree;
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::tables::IMMEDIATES;
@@ -83,11 +82,9 @@ pub struct Assigner<'a> {
     group_values: Vec<Value>,
     group_start: Vec<u32>,
     group_base: Vec<u8>,
-    /// The read vectors of value `v`, as (vector, position), in vector order:
-    /// `member_of[member_start[v]..member_start[v + 1]]` (`member_start` is empty when there
-    /// are no vectors).
-    member_start: Vec<u32>,
-    member_of: Vec<(u32, u8)>,
+    /// The read vectors of each value, as lists in vector order threaded through this array
+    /// from `ValueState::first_member` (no array over all values: most are in no vector).
+    member_of: Vec<Member>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
     /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
@@ -123,12 +120,32 @@ struct ValueState {
     last_pos: u32,
     /// The block whose φ defines the value (u32::MAX: not a φ).
     phi_of: u32,
+    /// The first of the value's read vectors in `Assigner::member_of` (`NO_MEMBER`: none).
+    first_member: u32,
 }
 
 impl ValueState {
-    const UNSEEN: ValueState =
-        ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
+    const UNSEEN: ValueState = ValueState {
+        loc: NONE,
+        hint: NONE,
+        exit_reg: NONE,
+        flags: 0,
+        block: 0,
+        last_pos: 0,
+        phi_of: u32::MAX,
+        first_member: NO_MEMBER,
+    };
 }
+
+/// A value's place in a read vector, and the index of its next one.
+#[derive(Clone, Copy)]
+struct Member {
+    group: u32,
+    pos: u8,
+    next: u32,
+}
+
+const NO_MEMBER: u32 = u32::MAX;
 
 /// Live out of the current block.
 const LIVE_OUT: u8 = 1;
@@ -196,10 +213,9 @@ impl<'a> Assigner<'a> {
             dead_owned: 0,
             hint_mask: 0,
             block_stamp: 0,
-            group_values: Vec::new(),
-            group_start: vec![0],
-            group_base: Vec::new(),
-            member_start: Vec::new(),
+            group_values: Vec::with_capacity(32),
+            group_start: Vec::with_capacity(17),
+            group_base: Vec::with_capacity(16),
             member_of: Vec::new(),
             entry: vec![None; nb],
             // Sized once from what they will hold (growing them costs more than the slack).
@@ -212,6 +228,7 @@ impl<'a> Assigner<'a> {
             use_buf: Vec::with_capacity(3 * longest),
             use_start_buf: Vec::with_capacity(longest + 1),
         };
+        a.group_start.push(0);
         a.collect_groups();
         a
     }
@@ -259,25 +276,16 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
-        // Each value's vectors, grouped by value (counted, then filled in vector order). Without
-        // vectors, `member_start` stays empty.
-        if self.group_values.is_empty() {
-            return;
-        }
-        self.member_start = vec![0; s.values.len() + 1];
-        for v in &self.group_values {
-            self.member_start[v.index() + 1] += 1;
-        }
-        for i in 1..self.member_start.len() {
-            self.member_start[i] += self.member_start[i - 1];
-        }
-        let mut fill = self.member_start.clone();
-        self.member_of = vec![(0, 0); self.group_values.len()];
-        for g in 0..self.group_base.len() {
-            let (lo, hi) = (self.group_start[g] as usize, self.group_start[g + 1] as usize);
-            for (i, v) in self.group_values[lo..hi].iter().enumerate() {
-                self.member_of[fill[v.index()] as usize] = (g as u32, i as u8);
-                fill[v.index()] += 1;
+        // Each value's vectors: the lists are built back to front, so that each ends up in
+        // vector order (by position within a vector).
+        self.member_of.reserve_exact(self.group_values.len());
+        for g in (0..self.group_base.len()).rev() {
+            let lo = self.group_start[g] as usize;
+            for k in (lo..self.group_start[g + 1] as usize).rev() {
+                let st = &mut self.vals[self.group_values[k].index()];
+                let next = st.first_member;
+                st.first_member = self.member_of.len() as u32;
+                self.member_of.push(Member { group: g as u32, pos: (k - lo) as u8, next });
             }
         }
     }
@@ -299,14 +307,6 @@ impl<'a> Assigner<'a> {
     /// The values of read vector `g`.
     fn group(&self, g: usize) -> &[Value] {
         &self.group_values[self.group_start[g] as usize..self.group_start[g + 1] as usize]
-    }
-
-    /// The read vectors of `v`: indices into `member_of`.
-    fn memberships(&self, v: Value) -> std::ops::Range<usize> {
-        match self.member_start.get(v.index()..v.index() + 2) {
-            Some(&[start, end]) => start as usize..end as usize,
-            _ => 0..0,
-        }
     }
 
     /// Where the live-out values of `b` are at its end, once `b` has been visited.
@@ -423,7 +423,10 @@ impl<'a> Assigner<'a> {
             return Some(h);
         }
         // First member of an undecided read vector: find a free aligned range for the vector.
-        for &(g, i) in &self.member_of[self.memberships(v)] {
+        let mut k = self.vals[v.index()].first_member;
+        while k != NO_MEMBER {
+            let Member { group: g, pos: i, next } = self.member_of[k as usize];
+            k = next;
             if self.group_base[g as usize] != NONE {
                 let want = self.group_base[g as usize].wrapping_add(i);
                 if want < 64 && avail & regs::bit(want) != 0 {
@@ -471,8 +474,10 @@ impl<'a> Assigner<'a> {
     /// other members.
     fn note_def(&mut self, v: Value, r: Reg) {
         self.hint_mask &= !regs::bit(r);
-        for k in self.memberships(v) {
-            let (g, i) = self.member_of[k];
+        let mut k = self.vals[v.index()].first_member;
+        while k != NO_MEMBER {
+            let Member { group: g, pos: i, next } = self.member_of[k as usize];
+            k = next;
             let g = g as usize;
             if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
@@ -493,10 +498,11 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    /// Runs the assignment over the prepared shader (`dom` is its dominator tree).
-    pub fn run(mut self, layout: &[Block], dom: &DomTree) -> Result<Assigned, AssignError> {
+    /// Runs the assignment over the prepared shader, visiting `rpo` (the reverse post-order of
+    /// its reachable blocks), and lays the blocks out in `layout` order.
+    pub fn run(mut self, layout: &[Block], rpo: &[Block]) -> Result<Assigned, AssignError> {
         let s = self.shader;
-        for &b in &dom.rpo {
+        for &b in rpo {
             self.process_block(b)?;
         }
         let mut blocks = Vec::with_capacity(layout.len());
@@ -561,10 +567,22 @@ impl<'a> Assigner<'a> {
                     uses.push(v);
                 });
             }
-            s.for_each_def(inst, |v| {
+            // `Shader::for_each_def` in line: the written staging operands are looked up only
+            // when there are staging operands.
+            for &v in s.get(inst.dests) {
                 self.mark(v, DEFINED);
                 self.vals[v.index()].last_pos = pos as u32;
-            });
+            }
+            if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                for (k, st) in inst.mach.info().staging.iter().enumerate() {
+                    if st.write {
+                        for &v in s.get(inst.staging[k]) {
+                            self.mark(v, DEFINED);
+                            self.vals[v.index()].last_pos = pos as u32;
+                        }
+                    }
+                }
+            }
         }
         use_start.push(uses.len() as u32);
         // Entry state.
@@ -1028,6 +1046,9 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
+    // Kept out of line: inlined, its large frame would be set up for every instruction,
+    // including those `process_simple_machine` handles.
+    #[inline(never)]
     fn process_machine(
         &mut self,
         b: Block,
