@@ -85,6 +85,9 @@ pub struct Assigner<'a> {
     /// The read vectors of each value, as lists in vector order threaded through this array
     /// from `ValueState::first_member` (no array over all values: most are in no vector).
     member_of: Vec<Member>,
+    /// Per instruction (by index): a machine instruction of the shape
+    /// `process_simple_machine` handles.
+    simple: Vec<bool>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
     /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
@@ -217,6 +220,7 @@ impl<'a> Assigner<'a> {
             group_start: Vec::with_capacity(17),
             group_base: Vec::with_capacity(16),
             member_of: Vec::new(),
+            simple: vec![false; shader.insts.len()],
             entry: vec![None; nb],
             // Sized once from what they will hold (growing them costs more than the slack).
             exit_regs: Vec::with_capacity(live.live_out_total()),
@@ -250,11 +254,17 @@ impl<'a> Assigner<'a> {
                     }
                     InstKind::Machine => {
                         let op = inst.mach.opcode;
-                        for k in 0..2 {
-                            if inst.staging_is_write(k) || k >= inst.mach.info().staging.len() {
+                        let info = inst.mach.info();
+                        // No read vector, no fixed operand.
+                        let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                        for (k, st) in info.staging.iter().enumerate() {
+                            if st.write {
                                 continue;
                             }
                             let vals = s.get(inst.staging[k]);
+                            if vals.len() >= 2 {
+                                simple = false;
+                            }
                             let fixed = (op == Opcode::BLEND).then_some(0u8);
                             if vals.len() >= 2 || fixed.is_some() {
                                 self.add_group(vals, fixed);
@@ -263,8 +273,10 @@ impl<'a> Assigner<'a> {
                         for src in inst.sources() {
                             if let Operand::Pair(lo, hi) = src.operand {
                                 self.add_group(&[lo, hi], None);
+                                simple = false;
                             }
                         }
+                        self.simple[id.index()] = simple;
                         if let Some((k, r)) = fixed_read(op)
                             && let Operand::Value(v) = inst.srcs[k].operand
                             && self.vals[v.index()].hint == NONE
@@ -382,16 +394,20 @@ impl<'a> Assigner<'a> {
     /// instruction reads `read`. Values are freed at their last read, so apart from unread φ
     /// results (`dead_owned`) only values read at `pos` can die there: this looks at those
     /// instead of at every owned register.
-    fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
+    /// Also returns the number of registers it leaves out for that reason (of the values
+    /// dying at `pos`).
+    fn through_mask(&self, pos: u32, read: &[Value]) -> (u64, u32) {
         let mut m = self.owned & !self.dead_owned;
+        let mut dying = 0;
         for &v in read {
             let r = self.vals[v.index()].loc;
-            if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
+            if r != NONE && self.owner[r as usize] == v.0 && m & regs::bit(r) != 0 && self.dies_at(v, pos) {
                 m &= !regs::bit(r);
+                dying += 1;
             }
         }
         debug_assert_eq!(m, self.through_mask_by_scan(pos), "through mask at {pos}");
-        m
+        (m, dying)
     }
 
     /// [`Self::through_mask`] by testing every owned register (checks the invariant in debug
@@ -745,13 +761,13 @@ impl<'a> Assigner<'a> {
         if inst.kind == InstKind::Phi {
             return Ok(());
         }
-        let through = self.through_mask(pos, read);
+        let (through, dying) = self.through_mask(pos, read);
         if inst.kind == InstKind::Machine
-            && let Some(done) = self.process_simple_machine(b, pos, id, inst, read, through, out)
+            && let Some(done) = self.process_simple_machine(b, pos, id, inst, read, (through, dying), out)
         {
             return done;
         }
-        self.note_demand(inst, through);
+        self.note_demand(inst, through, dying);
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -792,11 +808,11 @@ impl<'a> Assigner<'a> {
     }
 
     /// [`Self::process_machine`] for the common shape, in a fraction of its time: no read vector
-    /// (staging read of two or more values, 64-bit pair), no fixed operand (`BLEND`, `ATEST`,
-    /// `ZS_EMIT`), no written staging operand, at most one result, and a free register for it
-    /// (nothing to relocate, so no parallel copy). Returns `None`, having changed nothing but
-    /// the demand record, when the instruction is not of that shape; the general path then
-    /// makes the same choices this one would have.
+    /// (staging read of two or more values, 64-bit pair) and no fixed operand (`BLEND`,
+    /// `ATEST`, `ZS_EMIT`; see `Assigner::simple`), and free registers for the results (nothing
+    /// to relocate, so no parallel copy). Returns `None`, having changed nothing but the demand
+    /// record, when the instruction is not of that shape; the general path then makes the same
+    /// choices this one would have.
     #[allow(clippy::too_many_arguments)]
     fn process_simple_machine(
         &mut self,
@@ -805,31 +821,41 @@ impl<'a> Assigner<'a> {
         id: InstId,
         inst: &Inst,
         read: &[Value],
-        through: u64,
+        (through, dying): (u64, u32),
         out: &mut Vec<MachInst>,
     ) -> Option<Result<(), AssignError>> {
+        if !self.simple[id.index()] {
+            return None;
+        }
         let s = self.shader;
         let info = inst.mach.info();
-        if matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT) || inst.dests.len() > 1 {
-            return None;
+        let srcs = &inst.srcs[..info.srcs.len()];
+        let nst = info.staging.len();
+        // Results as `process_machine` places them: the destination, then the written staging
+        // operands, each in registers outside `through` and the earlier ones.
+        let dests = s.get(inst.dests);
+        let avail = self.allowed & !through;
+        let mut def_mask = 0u64;
+        let mut dest_base = 0;
+        if !dests.is_empty() {
+            dest_base = self.pick_result(dests, avail)?;
+            def_mask |= regs::range(dest_base, dests.len() as u8)?;
         }
-        for (k, st) in info.staging.iter().enumerate() {
-            if st.write || inst.staging[k].len() >= 2 {
-                return None;
+        let mut staging_base = [0 as Reg; 2];
+        let mut defs = dests.len() as u32;
+        let mut slack = u32::from(dests.len() >= 2);
+        for k in 0..nst {
+            let list = s.get(inst.staging[k]);
+            slack += u32::from(list.len() >= 2);
+            if info.staging[k].write && !list.is_empty() {
+                defs += list.len() as u32;
+                let base = self.pick_result(list, avail & !def_mask)?;
+                def_mask |= regs::range(base, list.len() as u8)?;
+                staging_base[k] = base;
             }
         }
-        let srcs = &inst.srcs[..info.srcs.len()];
-        if srcs.iter().any(|src| matches!(src.operand, Operand::Pair(..))) {
-            return None;
-        }
-        // The demand as `note_demand` measures it (no vector slack in this shape).
-        let dying = (self.owned & !self.dead_owned & !through).count_ones();
-        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(inst.dests.len() as u32, dying));
-        let dest = s.get(inst.dests).first().copied();
-        let dest_reg = match dest {
-            Some(d) => Some(self.pick_single(d, self.allowed & !through)?),
-            None => None,
-        };
+        // The demand as `note_demand` measures it.
+        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(defs, dying) + slack);
         for &v in read {
             if self.vals[v.index()].loc == NONE {
                 return Some(Err(AssignError::Invalid(format!(
@@ -855,13 +881,18 @@ impl<'a> Assigner<'a> {
             };
             m.srcs[k] = src.to_machine(base);
         }
-        for k in 0..info.staging.len() {
+        for k in 0..nst {
             let list = s.get(inst.staging[k]);
-            let base = list.first().map_or(0, |v| self.vals[v.index()].loc);
+            let base = if info.staging[k].write {
+                staging_base[k]
+            } else {
+                // At most one value (a longer read is a vector).
+                list.first().map_or(0, |v| self.vals[v.index()].loc)
+            };
             m.staging[k] = Staging::new(base, list.len() as u8);
         }
-        if let Some(r) = dest_reg {
-            m.dest = Dest::full(r);
+        if !dests.is_empty() {
+            m.dest = Dest::full(dest_base);
         }
         // The operands dying here hold exactly the live registers `through` leaves out (see
         // `through_mask`): freed by walking those bits rather than testing every operand.
@@ -872,13 +903,38 @@ impl<'a> Assigner<'a> {
             self.clear(Value(self.owner[r]));
         }
         debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
-        if let (Some(d), Some(r)) = (dest, dest_reg)
-            && !self.dies_at(d, pos)
-        {
-            self.set(d, r);
-            self.note_def(d, r);
+        self.place_results(dests, dest_base, pos);
+        for k in 0..nst {
+            if info.staging[k].write {
+                self.place_results(s.get(inst.staging[k]), staging_base[k], pos);
+            }
         }
         Some(Ok(()))
+    }
+
+    /// Registers for the results `vals` (one value, or a vector from an even base) inside
+    /// `avail`, as `process_machine` chooses them when no eviction is needed.
+    fn pick_result(&self, vals: &[Value], avail: u64) -> Option<Reg> {
+        let n = vals.len() as u8;
+        if n == 1 {
+            return self.pick_single(vals[0], avail);
+        }
+        // Prefer the hinted base of the first value when the range is free.
+        let h = self.vals[vals[0].index()].hint;
+        let hinted =
+            (h != NONE && h % 2 == 0).then(|| regs::range(h, n)).flatten().filter(|m| m & avail == *m).map(|_| h);
+        hinted.or_else(|| self.pick_range(n, avail))
+    }
+
+    /// Gives the results `vals` their registers from `base` on (those still needed after `pos`).
+    fn place_results(&mut self, vals: &[Value], base: Reg, pos: u32) {
+        for (j, &v) in vals.iter().enumerate() {
+            if !self.dies_at(v, pos) {
+                let r = base + j as u8;
+                self.set(v, r);
+                self.note_def(v, r);
+            }
+        }
     }
 
     /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
@@ -887,13 +943,12 @@ impl<'a> Assigner<'a> {
     /// or 17 for a `BLEND`. Every live value has a register here, so the values live across
     /// are the registers of `through`; measuring it here spares a separate walk of the
     /// program (see `super::allocate_owned`).
-    fn note_demand(&mut self, inst: &Inst, through: u64) {
+    fn note_demand(&mut self, inst: &Inst, through: u64, dying: u32) {
         let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
             17
         } else {
-            // The operands that die here are the live registers `through` leaves out (one
+            // `dying`: the operands that die here, the live registers `through` leaves out (one
             // register per value).
-            let dying = (self.owned & !self.dead_owned & !through).count_ones();
             let mut defs = inst.dests.len() as u32;
             if inst.is_machine() {
                 for (k, st) in inst.mach.info().staging.iter().enumerate() {
@@ -939,7 +994,7 @@ impl<'a> Assigner<'a> {
             return Ok(());
         }
         // The source (if a value) outlives the copy: a dying one was coalesced above.
-        let through = self.through_mask(pos, &[]);
+        let (through, _) = self.through_mask(pos, &[]);
         let avail = self.allowed & !through;
         let r = self
             .pick_single(d, avail)
