@@ -830,7 +830,6 @@ impl<'a> Assigner<'a> {
         let s = self.shader;
         let info = inst.mach.info();
         let srcs = &inst.srcs[..info.srcs.len()];
-        let nst = info.staging.len();
         // Results as `process_machine` places them: the destination, then the written staging
         // operands, each in registers outside `through` and the earlier ones.
         let dests = s.get(inst.dests);
@@ -844,10 +843,10 @@ impl<'a> Assigner<'a> {
         let mut staging_base = [0 as Reg; 2];
         let mut defs = dests.len() as u32;
         let mut slack = u32::from(dests.len() >= 2);
-        for k in 0..nst {
+        for (k, st) in info.staging.iter().enumerate() {
             let list = s.get(inst.staging[k]);
             slack += u32::from(list.len() >= 2);
-            if info.staging[k].write && !list.is_empty() {
+            if st.write && !list.is_empty() {
                 defs += list.len() as u32;
                 let base = self.pick_result(list, avail & !def_mask)?;
                 def_mask |= regs::range(base, list.len() as u8)?;
@@ -881,9 +880,9 @@ impl<'a> Assigner<'a> {
             };
             m.srcs[k] = src.to_machine(base);
         }
-        for k in 0..nst {
+        for (k, st) in info.staging.iter().enumerate() {
             let list = s.get(inst.staging[k]);
-            let base = if info.staging[k].write {
+            let base = if st.write {
                 staging_base[k]
             } else {
                 // At most one value (a longer read is a vector).
@@ -904,8 +903,8 @@ impl<'a> Assigner<'a> {
         }
         debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
         self.place_results(dests, dest_base, pos);
-        for k in 0..nst {
-            if info.staging[k].write {
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write {
                 self.place_results(s.get(inst.staging[k]), staging_base[k], pos);
             }
         }
