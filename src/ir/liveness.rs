@@ -59,6 +59,11 @@ impl Liveness {
     pub fn compute(shader: &Shader) -> Liveness {
         let nblocks = shader.blocks.len();
         let nvalues = shader.values.len();
+        // Without edges (straight-line code: no block has a predecessor, so no branch either)
+        // nothing is live across a block boundary.
+        if shader.blocks.iter().all(|b| b.preds.is_empty() && !matches!(b.term, Terminator::Branch { .. })) {
+            return Liveness { live_out: Sets { start: vec![0; nblocks + 1], values: Vec::new() } };
+        }
         // Block of each value's definition.
         let mut def_block = vec![u32::MAX; nvalues];
         // Uses that may reach outside their block, as (value, block, at block end?) where
@@ -82,7 +87,20 @@ impl Liveness {
                         }
                     });
                 }
-                shader.for_each_def(inst, |v| def_block[v.index()] = b32);
+                // `Shader::for_each_def` in line: the written staging operands are looked up
+                // only when there are staging operands.
+                for &v in shader.get(inst.dests) {
+                    def_block[v.index()] = b32;
+                }
+                if inst.kind == InstKind::Machine && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                    for (k, st) in inst.mach.info().staging.iter().enumerate() {
+                        if st.write {
+                            for &v in shader.get(inst.staging[k]) {
+                                def_block[v.index()] = b32;
+                            }
+                        }
+                    }
+                }
             }
             if let Terminator::Branch { cond, .. } = block.term {
                 raw.push((cond, b32, true));
@@ -173,6 +191,11 @@ impl Liveness {
     /// The values live at the end of `b` (φ arguments for successors included), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
         self.live_out.get(b)
+    }
+
+    /// The sum of the sizes of the live-out sets.
+    pub fn live_out_total(&self) -> usize {
+        self.live_out.values.len()
     }
 
     pub fn is_live_out(&self, b: Block, v: Value) -> bool {

@@ -31,7 +31,6 @@
 
 use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
-use crate::ir::dom::DomTree;
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use crate::valhall::tables::IMMEDIATES;
@@ -83,11 +82,12 @@ pub struct Assigner<'a> {
     group_values: Vec<Value>,
     group_start: Vec<u32>,
     group_base: Vec<u8>,
-    /// The read vectors of value `v`, as (vector, position), in vector order:
-    /// `member_of[member_start[v]..member_start[v + 1]]` (`member_start` is empty when there
-    /// are no vectors).
-    member_start: Vec<u32>,
-    member_of: Vec<(u32, u8)>,
+    /// The read vectors of each value, as lists in vector order threaded through this array
+    /// from `ValueState::first_member` (no array over all values: most are in no vector).
+    member_of: Vec<Member>,
+    /// Per instruction (by index): a machine instruction of the shape
+    /// `process_simple_machine` handles.
+    simple: Vec<bool>,
     entry: Vec<Option<Vec<(Value, Reg)>>>,
     /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
     /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
@@ -96,8 +96,6 @@ pub struct Assigner<'a> {
     exit_range: Vec<(u32, u32)>,
     out: Vec<Vec<MachInst>>,
     preload: u16,
-    /// Registers of temporary copies read by the current instruction.
-    temps: u64,
     /// See [`Assigned::max_demand`].
     max_demand: u32,
     /// Scratch: the instructions of the current block, and what they read (see
@@ -125,12 +123,32 @@ struct ValueState {
     last_pos: u32,
     /// The block whose φ defines the value (u32::MAX: not a φ).
     phi_of: u32,
+    /// The first of the value's read vectors in `Assigner::member_of` (`NO_MEMBER`: none).
+    first_member: u32,
 }
 
 impl ValueState {
-    const UNSEEN: ValueState =
-        ValueState { loc: NONE, hint: NONE, exit_reg: NONE, flags: 0, block: 0, last_pos: 0, phi_of: u32::MAX };
+    const UNSEEN: ValueState = ValueState {
+        loc: NONE,
+        hint: NONE,
+        exit_reg: NONE,
+        flags: 0,
+        block: 0,
+        last_pos: 0,
+        phi_of: u32::MAX,
+        first_member: NO_MEMBER,
+    };
 }
+
+/// A value's place in a read vector, and the index of its next one.
+#[derive(Clone, Copy)]
+struct Member {
+    group: u32,
+    pos: u8,
+    next: u32,
+}
+
+const NO_MEMBER: u32 = u32::MAX;
 
 /// Live out of the current block.
 const LIVE_OUT: u8 = 1;
@@ -187,6 +205,7 @@ impl<'a> Assigner<'a> {
     pub fn new(shader: &'a Shader, live: &'a Liveness, allowed: u64) -> Assigner<'a> {
         let nv = shader.values.len();
         let nb = shader.blocks.len();
+        let longest = shader.blocks.iter().map(|b| b.insts.len()).max().unwrap_or(0);
         let mut a = Assigner {
             shader,
             live,
@@ -197,22 +216,23 @@ impl<'a> Assigner<'a> {
             dead_owned: 0,
             hint_mask: 0,
             block_stamp: 0,
-            group_values: Vec::new(),
-            group_start: vec![0],
-            group_base: Vec::new(),
-            member_start: Vec::new(),
+            group_values: Vec::with_capacity(32),
+            group_start: Vec::with_capacity(17),
+            group_base: Vec::with_capacity(16),
             member_of: Vec::new(),
+            simple: vec![false; shader.insts.len()],
             entry: vec![None; nb],
-            exit_regs: Vec::new(),
+            // Sized once from what they will hold (growing them costs more than the slack).
+            exit_regs: Vec::with_capacity(live.live_out_total()),
             exit_range: vec![NOT_VISITED; nb],
             out: vec![Vec::new(); nb],
             preload: 0,
-            temps: 0,
             max_demand: 0,
-            block_buf: Vec::new(),
-            use_buf: Vec::new(),
-            use_start_buf: Vec::new(),
+            block_buf: Vec::with_capacity(longest),
+            use_buf: Vec::with_capacity(3 * longest),
+            use_start_buf: Vec::with_capacity(longest + 1),
         };
+        a.group_start.push(0);
         a.collect_groups();
         a
     }
@@ -234,11 +254,17 @@ impl<'a> Assigner<'a> {
                     }
                     InstKind::Machine => {
                         let op = inst.mach.opcode;
-                        for k in 0..2 {
-                            if inst.staging_is_write(k) || k >= inst.mach.info().staging.len() {
+                        let info = inst.mach.info();
+                        // No read vector, no fixed operand.
+                        let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                        for (k, st) in info.staging.iter().enumerate() {
+                            if st.write {
                                 continue;
                             }
                             let vals = s.get(inst.staging[k]);
+                            if vals.len() >= 2 {
+                                simple = false;
+                            }
                             let fixed = (op == Opcode::BLEND).then_some(0u8);
                             if vals.len() >= 2 || fixed.is_some() {
                                 self.add_group(vals, fixed);
@@ -247,8 +273,10 @@ impl<'a> Assigner<'a> {
                         for src in inst.sources() {
                             if let Operand::Pair(lo, hi) = src.operand {
                                 self.add_group(&[lo, hi], None);
+                                simple = false;
                             }
                         }
+                        self.simple[id.index()] = simple;
                         if let Some((k, r)) = fixed_read(op)
                             && let Operand::Value(v) = inst.srcs[k].operand
                             && self.vals[v.index()].hint == NONE
@@ -260,25 +288,16 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
-        // Each value's vectors, grouped by value (counted, then filled in vector order). Without
-        // vectors, `member_start` stays empty.
-        if self.group_values.is_empty() {
-            return;
-        }
-        self.member_start = vec![0; s.values.len() + 1];
-        for v in &self.group_values {
-            self.member_start[v.index() + 1] += 1;
-        }
-        for i in 1..self.member_start.len() {
-            self.member_start[i] += self.member_start[i - 1];
-        }
-        let mut fill = self.member_start.clone();
-        self.member_of = vec![(0, 0); self.group_values.len()];
-        for g in 0..self.group_base.len() {
-            let (lo, hi) = (self.group_start[g] as usize, self.group_start[g + 1] as usize);
-            for (i, v) in self.group_values[lo..hi].iter().enumerate() {
-                self.member_of[fill[v.index()] as usize] = (g as u32, i as u8);
-                fill[v.index()] += 1;
+        // Each value's vectors: the lists are built back to front, so that each ends up in
+        // vector order (by position within a vector).
+        self.member_of.reserve_exact(self.group_values.len());
+        for g in (0..self.group_base.len()).rev() {
+            let lo = self.group_start[g] as usize;
+            for k in (lo..self.group_start[g + 1] as usize).rev() {
+                let st = &mut self.vals[self.group_values[k].index()];
+                let next = st.first_member;
+                st.first_member = self.member_of.len() as u32;
+                self.member_of.push(Member { group: g as u32, pos: (k - lo) as u8, next });
             }
         }
     }
@@ -300,14 +319,6 @@ impl<'a> Assigner<'a> {
     /// The values of read vector `g`.
     fn group(&self, g: usize) -> &[Value] {
         &self.group_values[self.group_start[g] as usize..self.group_start[g + 1] as usize]
-    }
-
-    /// The read vectors of `v`: indices into `member_of`.
-    fn memberships(&self, v: Value) -> std::ops::Range<usize> {
-        match self.member_start.get(v.index()..v.index() + 2) {
-            Some(&[start, end]) => start as usize..end as usize,
-            _ => 0..0,
-        }
     }
 
     /// Where the live-out values of `b` are at its end, once `b` has been visited.
@@ -383,16 +394,20 @@ impl<'a> Assigner<'a> {
     /// instruction reads `read`. Values are freed at their last read, so apart from unread φ
     /// results (`dead_owned`) only values read at `pos` can die there: this looks at those
     /// instead of at every owned register.
-    fn through_mask(&self, pos: u32, read: &[Value]) -> u64 {
+    /// Also returns the number of registers it leaves out for that reason (of the values
+    /// dying at `pos`).
+    fn through_mask(&self, pos: u32, read: &[Value]) -> (u64, u32) {
         let mut m = self.owned & !self.dead_owned;
+        let mut dying = 0;
         for &v in read {
             let r = self.vals[v.index()].loc;
-            if r != NONE && self.owner[r as usize] == v.0 && self.dies_at(v, pos) {
+            if r != NONE && self.owner[r as usize] == v.0 && m & regs::bit(r) != 0 && self.dies_at(v, pos) {
                 m &= !regs::bit(r);
+                dying += 1;
             }
         }
         debug_assert_eq!(m, self.through_mask_by_scan(pos), "through mask at {pos}");
-        m
+        (m, dying)
     }
 
     /// [`Self::through_mask`] by testing every owned register (checks the invariant in debug
@@ -424,7 +439,10 @@ impl<'a> Assigner<'a> {
             return Some(h);
         }
         // First member of an undecided read vector: find a free aligned range for the vector.
-        for &(g, i) in &self.member_of[self.memberships(v)] {
+        let mut k = self.vals[v.index()].first_member;
+        while k != NO_MEMBER {
+            let Member { group: g, pos: i, next } = self.member_of[k as usize];
+            k = next;
             if self.group_base[g as usize] != NONE {
                 let want = self.group_base[g as usize].wrapping_add(i);
                 if want < 64 && avail & regs::bit(want) != 0 {
@@ -472,8 +490,10 @@ impl<'a> Assigner<'a> {
     /// other members.
     fn note_def(&mut self, v: Value, r: Reg) {
         self.hint_mask &= !regs::bit(r);
-        for k in self.memberships(v) {
-            let (g, i) = self.member_of[k];
+        let mut k = self.vals[v.index()].first_member;
+        while k != NO_MEMBER {
+            let Member { group: g, pos: i, next } = self.member_of[k as usize];
+            k = next;
             let g = g as usize;
             if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
@@ -494,10 +514,11 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    /// Runs the assignment over the prepared shader (`dom` is its dominator tree).
-    pub fn run(mut self, layout: &[Block], dom: &DomTree) -> Result<Assigned, AssignError> {
+    /// Runs the assignment over the prepared shader, visiting `rpo` (the reverse post-order of
+    /// its reachable blocks), and lays the blocks out in `layout` order.
+    pub fn run(mut self, layout: &[Block], rpo: &[Block]) -> Result<Assigned, AssignError> {
         let s = self.shader;
-        for &b in &dom.rpo {
+        for &b in rpo {
             self.process_block(b)?;
         }
         let mut blocks = Vec::with_capacity(layout.len());
@@ -546,20 +567,38 @@ impl<'a> Assigner<'a> {
         let mut use_start = std::mem::take(&mut self.use_start_buf);
         uses.clear();
         use_start.clear();
+        // The φs are at the top (IR invariant); `phi_end` bounds them all the same.
+        let mut phi_end = 0;
+        let mut phis = 0;
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             use_start.push(uses.len() as u32);
-            if inst.kind != InstKind::Phi {
+            if inst.kind == InstKind::Phi {
+                phi_end = pos + 1;
+                phis += 1;
+            } else {
                 s.for_each_use(inst, |v| {
                     self.mark(v, READ);
                     self.vals[v.index()].last_pos = pos as u32;
                     uses.push(v);
                 });
             }
-            s.for_each_def(inst, |v| {
+            // `Shader::for_each_def` in line: the written staging operands are looked up only
+            // when there are staging operands.
+            for &v in s.get(inst.dests) {
                 self.mark(v, DEFINED);
                 self.vals[v.index()].last_pos = pos as u32;
-            });
+            }
+            if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                for (k, st) in inst.mach.info().staging.iter().enumerate() {
+                    if st.write {
+                        for &v in s.get(inst.staging[k]) {
+                            self.mark(v, DEFINED);
+                            self.vals[v.index()].last_pos = pos as u32;
+                        }
+                    }
+                }
+            }
         }
         use_start.push(uses.len() as u32);
         // Entry state.
@@ -568,21 +607,18 @@ impl<'a> Assigner<'a> {
         self.dead_owned = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
-        let mut entry: Vec<(Value, Reg)> = Vec::new();
-        if let Some(&first) = processed.first()
-            && let Some(exit) = self.exit_of(first)
-        {
-            for &(v, r) in exit {
-                if self.live_in(v) {
-                    entry.push((v, r));
-                }
+        let first_exit = processed.first().and_then(|&first| self.exit_of(first)).unwrap_or_default();
+        let mut entry: Vec<(Value, Reg)> = Vec::with_capacity(first_exit.len() + phis);
+        for &(v, r) in first_exit {
+            if self.live_in(v) {
+                entry.push((v, r));
             }
         }
         for &(v, r) in &entry {
             self.set(v, r);
         }
         // φ results.
-        for (pos, &id) in insts.iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
+        for (pos, &id) in insts[..phi_end].iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
             let inst = s.inst(id);
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
@@ -620,7 +656,8 @@ impl<'a> Assigner<'a> {
             self.edge_copies(p, b)?;
         }
         // Instructions.
-        let mut out = Vec::with_capacity(insts.len());
+        // Room for some moves (live-range splits, edge copies) besides the instructions.
+        let mut out = Vec::with_capacity(insts.len() + insts.len() / 8 + 4);
         for (pos, &id) in insts.iter().enumerate() {
             if s.inst(id).kind == InstKind::Phi {
                 continue;
@@ -724,8 +761,13 @@ impl<'a> Assigner<'a> {
         if inst.kind == InstKind::Phi {
             return Ok(());
         }
-        let through = self.through_mask(pos, read);
-        self.note_demand(inst, through);
+        let (through, dying) = self.through_mask(pos, read);
+        if inst.kind == InstKind::Machine
+            && let Some(done) = self.process_simple_machine(b, pos, id, inst, read, (through, dying), out)
+        {
+            return done;
+        }
+        self.note_demand(inst, through, dying);
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -765,19 +807,147 @@ impl<'a> Assigner<'a> {
         }
     }
 
+    /// [`Self::process_machine`] for the common shape, in a fraction of its time: no read vector
+    /// (staging read of two or more values, 64-bit pair) and no fixed operand (`BLEND`,
+    /// `ATEST`, `ZS_EMIT`; see `Assigner::simple`), and free registers for the results (nothing
+    /// to relocate, so no parallel copy). Returns `None`, having changed nothing but the demand
+    /// record, when the instruction is not of that shape; the general path then makes the same
+    /// choices this one would have.
+    #[allow(clippy::too_many_arguments)]
+    fn process_simple_machine(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        read: &[Value],
+        (through, dying): (u64, u32),
+        out: &mut Vec<MachInst>,
+    ) -> Option<Result<(), AssignError>> {
+        if !self.simple[id.index()] {
+            return None;
+        }
+        let s = self.shader;
+        let info = inst.mach.info();
+        let srcs = &inst.srcs[..info.srcs.len()];
+        // Results as `process_machine` places them: the destination, then the written staging
+        // operands, each in registers outside `through` and the earlier ones.
+        let dests = s.get(inst.dests);
+        let avail = self.allowed & !through;
+        let mut def_mask = 0u64;
+        let mut dest_base = 0;
+        if !dests.is_empty() {
+            dest_base = self.pick_result(dests, avail)?;
+            def_mask |= regs::range(dest_base, dests.len() as u8)?;
+        }
+        let mut staging_base = [0 as Reg; 2];
+        let mut defs = dests.len() as u32;
+        let mut slack = u32::from(dests.len() >= 2);
+        for (k, st) in info.staging.iter().enumerate() {
+            let list = s.get(inst.staging[k]);
+            slack += u32::from(list.len() >= 2);
+            if st.write && !list.is_empty() {
+                defs += list.len() as u32;
+                let base = self.pick_result(list, avail & !def_mask)?;
+                def_mask |= regs::range(base, list.len() as u8)?;
+                staging_base[k] = base;
+            }
+        }
+        // The demand as `note_demand` measures it.
+        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(defs, dying) + slack);
+        for &v in read {
+            if self.vals[v.index()].loc == NONE {
+                return Some(Err(AssignError::Invalid(format!(
+                    "{v} is read by {} in {b} before it has a register",
+                    info.name
+                ))));
+            }
+        }
+        // Built in place (an `Instr` is large; on an error the block's output is dropped).
+        let at = out.len();
+        out.push(MachInst::new(inst.mach, Origin::Ir(id)));
+        let m = &mut out[at].instr;
+        for (k, src) in srcs.iter().enumerate() {
+            let base = match src.operand {
+                Operand::Value(v) => Base::Register(self.vals[v.index()].loc),
+                Operand::None => {
+                    return Some(Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))));
+                }
+                other => match fau_base(other) {
+                    Ok(base) => base,
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            m.srcs[k] = src.to_machine(base);
+        }
+        for (k, st) in info.staging.iter().enumerate() {
+            let list = s.get(inst.staging[k]);
+            let base = if st.write {
+                staging_base[k]
+            } else {
+                // At most one value (a longer read is a vector).
+                list.first().map_or(0, |v| self.vals[v.index()].loc)
+            };
+            m.staging[k] = Staging::new(base, list.len() as u8);
+        }
+        if !dests.is_empty() {
+            m.dest = Dest::full(dest_base);
+        }
+        // The operands dying here hold exactly the live registers `through` leaves out (see
+        // `through_mask`): freed by walking those bits rather than testing every operand.
+        let mut dying_regs = self.owned & !self.dead_owned & !through;
+        while dying_regs != 0 {
+            let r = dying_regs.trailing_zeros() as usize;
+            dying_regs &= dying_regs - 1;
+            self.clear(Value(self.owner[r]));
+        }
+        debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
+        self.place_results(dests, dest_base, pos);
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write {
+                self.place_results(s.get(inst.staging[k]), staging_base[k], pos);
+            }
+        }
+        Some(Ok(()))
+    }
+
+    /// Registers for the results `vals` (one value, or a vector from an even base) inside
+    /// `avail`, as `process_machine` chooses them when no eviction is needed.
+    fn pick_result(&self, vals: &[Value], avail: u64) -> Option<Reg> {
+        let n = vals.len() as u8;
+        if n == 1 {
+            return self.pick_single(vals[0], avail);
+        }
+        // Prefer the hinted base of the first value when the range is free.
+        let h = self.vals[vals[0].index()].hint;
+        let hinted =
+            (h != NONE && h % 2 == 0).then(|| regs::range(h, n)).flatten().filter(|m| m & avail == *m).map(|_| h);
+        hinted.or_else(|| self.pick_range(n, avail))
+    }
+
+    /// Gives the results `vals` their registers from `base` on (those still needed after `pos`).
+    fn place_results(&mut self, vals: &[Value], base: Reg, pos: u32) {
+        for (j, &v) in vals.iter().enumerate() {
+            if !self.dies_at(v, pos) {
+                let r = base + j as u8;
+                self.set(v, r);
+                self.note_def(v, r);
+            }
+        }
+    }
+
     /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
     /// holds the values that outlive it), defined as in `spill`: the values live across it
     /// plus the larger of its results and its operands that die there, plus alignment slack,
     /// or 17 for a `BLEND`. Every live value has a register here, so the values live across
     /// are the registers of `through`; measuring it here spares a separate walk of the
     /// program (see `super::allocate_owned`).
-    fn note_demand(&mut self, inst: &Inst, through: u64) {
+    fn note_demand(&mut self, inst: &Inst, through: u64, dying: u32) {
         let extra = if inst.is_machine() && inst.mach.opcode == Opcode::BLEND {
             17
         } else {
-            // The operands that die here are the live registers `through` leaves out (one
+            // `dying`: the operands that die here, the live registers `through` leaves out (one
             // register per value).
-            let dying = (self.owned & !self.dead_owned & !through).count_ones();
             let mut defs = inst.dests.len() as u32;
             if inst.is_machine() {
                 for (k, st) in inst.mach.info().staging.iter().enumerate() {
@@ -823,7 +993,7 @@ impl<'a> Assigner<'a> {
             return Ok(());
         }
         // The source (if a value) outlives the copy: a dying one was coalesced above.
-        let through = self.through_mask(pos, &[]);
+        let (through, _) = self.through_mask(pos, &[]);
         let avail = self.allowed & !through;
         let r = self
             .pick_single(d, avail)
@@ -930,6 +1100,9 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
+    // Kept out of line: inlined, its large frame would be set up for every instruction,
+    // including those `process_simple_machine` handles.
+    #[inline(never)]
     fn process_machine(
         &mut self,
         b: Block,
@@ -1134,18 +1307,14 @@ impl<'a> Assigner<'a> {
         // Build the parallel copy.
         let mut copies: SmallVec<[(Reg, Reg); 8]> = SmallVec::new();
         let mut new_loc: SmallVec<[(Value, Reg); 8]> = SmallVec::new();
-        let mut temps = 0u64;
         for &(v, r) in targets {
             let l = self.vals[v.index()].loc;
             if l == r {
-                temps |= regs::bit(r);
                 continue;
             }
             copies.push((r, l));
             if movers.contains(&v) {
                 new_loc.push((v, r));
-            } else {
-                temps |= regs::bit(r);
             }
         }
         let mut chosen = 0u64;
@@ -1172,7 +1341,6 @@ impl<'a> Assigner<'a> {
         for &(v, r) in &new_loc {
             self.set(v, r);
         }
-        self.temps = temps;
         // The machine instruction.
         let mut m = inst.mach;
         for (k, src) in inst.sources().iter().enumerate() {
@@ -1217,7 +1385,6 @@ impl<'a> Assigner<'a> {
         }
         // After the instruction.
         self.free_dying(uses, pos);
-        self.temps = 0;
         for (i, (_, _, vals)) in def_lists.iter().enumerate() {
             for (j, &v) in vals.iter().enumerate() {
                 let r = def_base[i] + j as u8;

@@ -56,6 +56,10 @@ pub fn layout(shader: &mut Shader, dom: &DomTree) -> Vec<Block> {
     }
 
     let base = base_order(shader, dom);
+    if generation == 0 {
+        // No loop: the base order as it is.
+        return base;
+    }
 
     let mut latches = Vec::new();
     for &h in &dom.rpo {

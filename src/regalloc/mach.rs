@@ -126,8 +126,8 @@ impl MachShader {
             b.preds.clear();
         }
         for i in 0..self.blocks.len() {
-            let succs: Vec<usize> = self.blocks[i].term.successors().collect();
-            for s in succs {
+            let term = self.blocks[i].term;
+            for s in term.successors() {
                 self.blocks[s].preds.push(i);
             }
         }

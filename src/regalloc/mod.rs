@@ -159,24 +159,37 @@ fn try_assign(
     spill: &spill::SpillInfo,
     options: &Options,
 ) -> Result<(MachShader, u32), AssignError> {
-    let dom = crate::ir::dom::DomTree::compute(shader);
-    let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, &dom)?;
-    // The assignment measured the blocks it visited.
-    let unvisited: Vec<Block> = (0..shader.blocks.len() as u32)
-        .map(Block)
-        .filter(|&b| !dom.is_reachable(b) && shader.block_insts(b).next().is_some())
-        .collect();
-    let max_demand = assigned.max_demand.max(spill::demand_of(shader, live, &unvisited));
-    let depths = crate::ir::dom::loop_depths(shader, &dom);
-    let loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
+    // Straight-line code (one block, no edge; most shaders) needs no dominator tree: the block
+    // is the whole order, and there is no loop and no unreachable block.
+    let straight = shader.blocks.len() == 1 && shader.blocks[0].preds.is_empty();
+    let dom = (!straight).then(|| crate::ir::dom::DomTree::compute(shader));
+    let rpo: &[Block] = dom.as_ref().map_or(&[Block(0)], |d| &d.rpo);
+    let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, rpo)?;
     let mut blocks = assigned.blocks;
-    for b in &mut blocks {
-        if let Some(ir) = b.ir_block {
-            b.loop_depth = depths[ir as usize];
+    let mut max_demand = assigned.max_demand;
+    let mut loops = 0;
+    if let Some(dom) = &dom {
+        // The assignment measured the blocks it visited.
+        let unvisited: Vec<Block> = (0..shader.blocks.len() as u32)
+            .map(Block)
+            .filter(|&b| !dom.is_reachable(b) && shader.block_insts(b).next().is_some())
+            .collect();
+        max_demand = max_demand.max(spill::demand_of(shader, live, &unvisited));
+        let depths = crate::ir::dom::loop_depths(shader, dom);
+        loops = dom.rpo.iter().filter(|&&h| shader.block(h).preds.iter().any(|&p| dom.dominates(h, p))).count() as u32;
+        for b in &mut blocks {
+            if let Some(ir) = b.ir_block {
+                b.loop_depth = depths[ir as usize];
+            }
         }
     }
-    let used = blocks.iter().flat_map(|b| b.insts.iter()).fold(0u64, |m, i| m | check::registers_touched(&i.instr));
-    let work_registers = if used & !regs::SPLIT32 == 0 && allowed == regs::SPLIT32 { 32 } else { 64 };
+    // Every register the assignment writes or reads lies in `allowed` (the checker verifies it),
+    // so the mode follows from `allowed` without scanning the instructions.
+    let work_registers = if allowed == regs::SPLIT32 { 32 } else { 64 };
+    debug_assert!(
+        blocks.iter().flat_map(|b| b.insts.iter()).all(|i| check::registers_touched(&i.instr) & !allowed == 0),
+        "a register outside the allowed set"
+    );
     let tls_size = if spill.slot_of.is_empty() { 0 } else { spill.tls_end.div_ceil(16) * 16 };
     let mut mach = MachShader {
         stage: shader.stage,

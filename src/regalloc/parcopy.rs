@@ -23,6 +23,13 @@ pub enum Step {
 /// is a register that holds nothing needed (neither a source nor a destination), if any.
 pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
     let mut steps = Vec::with_capacity(copies.len() + 1);
+    sequentialize_into(copies, temp, |step| steps.push(step));
+    steps
+}
+
+/// [`sequentialize`], handing each step to `step` (no allocation: the work lists are arrays
+/// over the 64 registers).
+fn sequentialize_into(copies: &[(Reg, Reg)], temp: Option<Reg>, mut step: impl FnMut(Step)) {
     // pred[d] = the register whose value d must receive.
     let mut pred: [Option<Reg>; 64] = [None; 64];
     // Number of pending moves reading each register.
@@ -38,14 +45,25 @@ pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
     // Emit moves into registers nobody still reads.
     // saved[r] = a register already holding the old value of r (a fan-out copy).
     let mut saved: [Option<Reg>; 64] = [None; 64];
-    let mut ready: Vec<Reg> = (0..64u8).filter(|&d| pred[d as usize].is_some() && readers[d as usize] == 0).collect();
-    while let Some(d) = ready.pop() {
+    // A stack of registers; each is pushed at most once (when its readers drop to zero).
+    let mut ready = [0 as Reg; 64];
+    let mut n_ready = 0;
+    for d in 0..64u8 {
+        if pred[d as usize].is_some() && readers[d as usize] == 0 {
+            ready[n_ready] = d;
+            n_ready += 1;
+        }
+    }
+    while n_ready > 0 {
+        n_ready -= 1;
+        let d = ready[n_ready];
         let Some(s) = pred[d as usize].take() else { continue };
-        steps.push(Step::Move { dst: d, src: s });
+        step(Step::Move { dst: d, src: s });
         saved[s as usize] = Some(d);
         readers[s as usize] -= 1;
         if readers[s as usize] == 0 && pred[s as usize].is_some() {
-            ready.push(s);
+            ready[n_ready] = s;
+            n_ready += 1;
         }
     }
     // The rest are cycles: each register is read once and written once.
@@ -53,43 +71,46 @@ pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
         if pred[start as usize].is_none() {
             continue;
         }
-        let mut cycle = vec![start];
+        let mut cycle_regs = [0 as Reg; 64];
+        cycle_regs[0] = start;
+        let mut len = 1;
         let mut r = start;
         while let Some(s) = pred[r as usize] {
             pred[r as usize] = None;
             if s == start {
                 break;
             }
-            cycle.push(s);
+            cycle_regs[len] = s;
+            len += 1;
             r = s;
         }
+        let cycle = &mut cycle_regs[..len];
         // cycle = [r1, r2, …, rk]: r1 ← r2, r2 ← r3, …, rk ← r1.
         if let Some(j) = cycle.iter().position(|&r| saved[r as usize].is_some()) {
             // The old value of cycle[j] survives elsewhere: start the chain there.
             cycle.rotate_left(j);
             let copy = saved[cycle[0] as usize].unwrap_or(cycle[0]);
             for w in cycle.windows(2) {
-                steps.push(Step::Move { dst: w[0], src: w[1] });
+                step(Step::Move { dst: w[0], src: w[1] });
             }
-            steps.push(Step::Move { dst: cycle[cycle.len() - 1], src: copy });
+            step(Step::Move { dst: cycle[cycle.len() - 1], src: copy });
             continue;
         }
         match temp {
             Some(t) => {
-                steps.push(Step::Move { dst: t, src: cycle[0] });
+                step(Step::Move { dst: t, src: cycle[0] });
                 for w in cycle.windows(2) {
-                    steps.push(Step::Move { dst: w[0], src: w[1] });
+                    step(Step::Move { dst: w[0], src: w[1] });
                 }
-                steps.push(Step::Move { dst: cycle[cycle.len() - 1], src: t });
+                step(Step::Move { dst: cycle[cycle.len() - 1], src: t });
             }
             None => {
                 for w in cycle.windows(2) {
-                    steps.push(Step::Swap(w[0], w[1]));
+                    step(Step::Swap(w[0], w[1]));
                 }
             }
         }
     }
-    steps
 }
 
 /// `MOV.i32 dst, src`.
@@ -112,16 +133,14 @@ fn xor(a: Reg, b: Reg) -> Instr {
 
 /// Appends the machine instructions of the lowered parallel copy to `out`.
 pub fn emit(copies: &[(Reg, Reg)], temp: Option<Reg>, out: &mut Vec<MachInst>) {
-    for step in sequentialize(copies, temp) {
-        match step {
-            Step::Move { dst, src } => out.push(MachInst::new(mov(dst, src), Origin::Move)),
-            Step::Swap(a, b) => {
-                out.push(MachInst::new(xor(a, b), Origin::Swap(a, b)));
-                out.push(MachInst::new(xor(b, a), Origin::SwapTail));
-                out.push(MachInst::new(xor(a, b), Origin::SwapTail));
-            }
+    sequentialize_into(copies, temp, |step| match step {
+        Step::Move { dst, src } => out.push(MachInst::new(mov(dst, src), Origin::Move)),
+        Step::Swap(a, b) => {
+            out.push(MachInst::new(xor(a, b), Origin::Swap(a, b)));
+            out.push(MachInst::new(xor(b, a), Origin::SwapTail));
+            out.push(MachInst::new(xor(a, b), Origin::SwapTail));
         }
-    }
+    });
 }
 
 #[cfg(test)]

@@ -34,18 +34,22 @@ pub fn prepare(input: &Shader) -> Prepared {
 
 /// Prepares `shader` in place (no copy: callers that are done with the shader pass it here).
 pub fn prepare_owned(mut shader: Shader) -> Prepared {
-    let dom = DomTree::compute(&shader);
+    // Straight-line code (one block, no edge; most shaders) needs no dominator tree: its block
+    // is reachable, it has no loop and no edge to split.
+    let straight = shader.blocks.len() == 1 && shader.blocks[0].preds.is_empty();
+    let dom = (!straight).then(|| DomTree::compute(&shader));
+    let reachable = |b: Block| dom.as_ref().is_none_or(|d| d.is_reachable(b));
     let n = shader.blocks.len();
     // 1. Unreachable predecessors.
     for b in 0..n {
-        if !dom.is_reachable(Block(b as u32)) {
+        if !reachable(Block(b as u32)) {
             continue;
         }
-        if shader.blocks[b].preds.iter().all(|&p| dom.is_reachable(p)) {
+        if shader.blocks[b].preds.iter().all(|&p| reachable(p)) {
             continue;
         }
         let preds = shader.blocks[b].preds.clone();
-        let keep: Vec<bool> = preds.iter().map(|p| dom.is_reachable(*p)).collect();
+        let keep: Vec<bool> = preds.iter().map(|p| reachable(*p)).collect();
         let ids: Vec<_> = shader.blocks[b].insts.clone();
         for id in ids {
             let inst = *shader.inst(id);
@@ -68,7 +72,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
             let inst = shader.inst(*id);
             matches!(inst.kind, InstKind::Preload(_)) && !inst.dead
         };
-        if !dom.is_reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
+        if !reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
             continue;
         }
         let ids = std::mem::take(&mut shader.blocks[b].insts);
@@ -113,7 +117,10 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         }
     }
     // 3. Latches and loop layout (`loops.rs`).
-    let mut layout = super::loops::layout(&mut shader, &dom);
+    let mut layout = match &dom {
+        Some(dom) => super::loops::layout(&mut shader, dom),
+        None => vec![Block(0)],
+    };
     let n = shader.blocks.len();
     // 4. Critical edges.
     let mut split = vec![false; n];
