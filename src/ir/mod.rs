@@ -581,11 +581,13 @@ impl Shader {
 
     /// Calls `f` for every value the instruction defines, in order: destinations, then written
     /// staging operands.
+    #[inline]
     pub fn for_each_def(&self, inst: &Inst, mut f: impl FnMut(Value)) {
         for &v in self.get(inst.dests) {
             f(v);
         }
-        if inst.is_machine() {
+        // Most instructions have no staging operands: the opcode table is not looked up then.
+        if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
             for (k, staging) in inst.mach.info().staging.iter().enumerate() {
                 if staging.write {
                     for &v in self.get(inst.staging[k]) {
