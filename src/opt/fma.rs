@@ -43,6 +43,8 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
         let plain_mul = inst.kind == InstKind::Machine
             && !inst.dead
             && inst.mach.opcode == Opcode::FMA_F32
+            // Its flow bits would be lost: the fused instruction keeps the add's.
+            && inst.mach.flow == 0
             && inst.mach.clamp() == Some(Clamp::None)
             && inst.srcs[2].operand == Operand::Const(NEG_ZERO)
             && inst.srcs[2].is_plain();
@@ -130,10 +132,19 @@ mod tests {
     #[test]
     fn reports_constant_fusions() {
         let mut s = parse(
-            "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32.wait0 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n",
+            "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n",
         )
         .unwrap();
         let outcome = run_reporting(&mut s);
         assert!(outcome.changed && outcome.constant_fused, "{}", print(&s));
+    }
+
+    #[test]
+    fn a_product_with_flow_bits_is_not_fused() {
+        let text = "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32.wait0 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n";
+        let mut s = parse(text).unwrap();
+        let outcome = run_reporting(&mut s);
+        assert!(!outcome.changed, "{}", print(&s));
+        assert!(print(&s).contains("FMA.f32.wait0"), "{}", print(&s));
     }
 }

@@ -23,7 +23,8 @@ use crate::valhall::tables::Clamp;
 /// `%y = FADD.f32 src, #-0.0` with the given clamp: returns (src, clamp).
 fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
     let inst = shader.inst(shader.values[v.index()].def?);
-    if inst.dead || inst.kind != InstKind::Machine || inst.mach.opcode != Opcode::FADD_F32 {
+    // An add with flow bits stays as it is: folding it away would lose them.
+    if inst.dead || inst.kind != InstKind::Machine || inst.mach.opcode != Opcode::FADD_F32 || inst.mach.flow != 0 {
         return None;
     }
     let addend = inst.srcs[1];
@@ -114,7 +115,10 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
             // Clamp into the single-use producer, or an empty FADD into its source.
             let inst = shader.inst(id);
-            if inst.mach.opcode == Opcode::FADD_F32 && srcs[1].operand == Operand::Const(NEG_ZERO) && srcs[1].is_plain()
+            if inst.mach.opcode == Opcode::FADD_F32
+                && inst.mach.flow == 0
+                && srcs[1].operand == Operand::Const(NEG_ZERO)
+                && srcs[1].is_plain()
             {
                 let dest = shader.get(inst.dests)[0];
                 let src = srcs[0];
@@ -216,6 +220,18 @@ mod tests {
             "{HEAD}    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1 %2, #0x80000000\n    STORE.i64.slot0 @%3:%2, %0:%1, offset:0\n    end\n"
         );
         check(&two, &two);
+    }
+
+    #[test]
+    fn adds_with_flow_bits_stay() {
+        let saturate = format!(
+            "{HEAD}    %2 = FMA.f32 %0, %1, #0x80000000\n    %3 = FADD.f32.clamp_0_1.wait0 %2, #0x80000000\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        );
+        check(&saturate, &saturate);
+        let negate = format!(
+            "{HEAD}    %2 = FADD.f32.wait0 %0.neg, #0x80000000\n    %3 = FMA.f32 %2, %1, %1\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        );
+        check(&negate, &negate);
     }
 
     #[test]
