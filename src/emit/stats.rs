@@ -60,20 +60,9 @@ fn unit_facts(op: Opcode) -> &'static UnitFacts {
                 .position(|m| m.key == "register_format" && m.kind == ModKind::Enum(RegisterFormat::ID));
             UnitFacts {
                 unit: info.unit,
-                dest_registers: if !info.dest {
-                    0
-                } else if info.type_size == 64 {
-                    2
-                } else {
-                    1
-                },
+                dest_registers: info.dest_registers(),
                 staging: info.staging.len() as u8,
-                staging_writes: info
-                    .staging
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.write)
-                    .fold(0, |m, (k, _)| m | 1 << k),
+                staging_writes: info.written_staging(),
                 vector_size: info.mod_index("vector_size").map(|k| k as u8),
                 half: info.name.ends_with(".f16"),
                 register_format: register_format.map(|k| (k as u8, half_formats)),

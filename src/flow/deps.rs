@@ -178,22 +178,15 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
                 MemoryClass::None
             };
             let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
-            let staging_writes = info.staging.iter().enumerate().filter(|(_, st)| st.write);
             let wide = info.srcs.iter().enumerate().filter(|(_, s)| s.size == 64);
             table[op as usize] = OpFacts {
                 message: !info.unit.is_alu(),
                 varying,
                 sources: info.srcs.len() as u8,
                 wide_sources: wide.fold(0, |m, (k, _)| m | 1 << k),
-                dest_width: if !info.dest {
-                    0
-                } else if info.type_size == 64 {
-                    2
-                } else {
-                    1
-                },
+                dest_width: info.dest_registers(),
                 staging: info.staging.len() as u8,
-                staging_writes: staging_writes.fold(0, |m, (k, _)| m | 1 << k),
+                staging_writes: info.written_staging(),
                 slot: info.mod_index("slot").map(|k| k as u8),
                 update_mode: info.mod_index("update_mode").filter(|_| varying).map(|k| k as u8),
                 memory,

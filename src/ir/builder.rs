@@ -80,7 +80,7 @@ impl<'a> Builder<'a> {
     #[inline(always)]
     fn clean_alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
         let info = mach.info();
-        if !info.staging.is_empty() || Self::dest_width(&mach) != 1 {
+        if !info.staging.is_empty() || info.dest_registers() != 1 {
             return self.alu(mach, srcs);
         }
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
@@ -110,18 +110,6 @@ impl<'a> Builder<'a> {
         dest
     }
 
-    /// Number of destination registers of a machine instruction: 2 for 64-bit results.
-    fn dest_width(mach: &Instr) -> usize {
-        let info = mach.info();
-        if !info.dest {
-            0
-        } else if info.type_size == 64 {
-            2
-        } else {
-            1
-        }
-    }
-
     /// Emits a machine instruction and returns it. `staging` gives the values of read staging
     /// operands (in `info.staging` order); written staging operands get `write_counts[k]` fresh
     /// values. Destinations are fresh values.
@@ -140,7 +128,7 @@ impl<'a> Builder<'a> {
         let info = mach.info();
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
         let mut inst = Inst::machine(mach);
-        inst.dests = self.shader.new_values(Self::dest_width(&mach));
+        inst.dests = self.shader.new_values(usize::from(mach.info().dest_registers()));
         let mut reads = staging.iter();
         let mut written = None;
         for (k, s) in info.staging.iter().enumerate() {

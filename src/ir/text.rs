@@ -457,13 +457,7 @@ fn parse_machine(defs: &[Value], head: &str, rest: &str, shader: &mut Shader) ->
     let info = opcode.info();
     let mut items = split_items(rest);
     let mut placeholder: Vec<String> = Vec::new();
-    let dest_width = if !info.dest {
-        0
-    } else if info.type_size == 64 {
-        2
-    } else {
-        1
-    };
+    let dest_width = usize::from(info.dest_registers());
     if defs.len() < dest_width {
         return Err(format!("{} defines {dest_width} value(s)", info.name));
     }

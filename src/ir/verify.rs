@@ -100,13 +100,7 @@ fn check_shapes(shader: &Shader, block: Block, inst: &super::Inst, defs: usize, 
         InstKind::Machine => {
             let info = inst.mach.info();
             let name = info.name;
-            let dest_width = if !info.dest {
-                0
-            } else if info.type_size == 64 {
-                2
-            } else {
-                1
-            };
+            let dest_width = usize::from(info.dest_registers());
             if inst.dests.len() != dest_width {
                 errors.push(format!("{block}: {name} has {} destinations, expected {dest_width}", inst.dests.len()));
             }

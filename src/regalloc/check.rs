@@ -32,8 +32,7 @@ pub fn registers_touched(i: &Instr) -> u64 {
     let info = i.info();
     let mut m = 0u64;
     if let Some(d) = i.destination() {
-        let n = if info.type_size == 64 { 2 } else { 1 };
-        m |= regs::range(d.reg, n).unwrap_or(0);
+        m |= regs::range(d.reg, info.dest_registers()).unwrap_or(0);
     }
     for st in i.staging_operands() {
         m |= regs::range(st.base, st.count).unwrap_or(0);

@@ -250,6 +250,20 @@ impl InstrInfo {
         self.imms.iter().position(|m| m.name == name)
     }
 
+    /// Registers the destination writes: 0 without one, 2 for a 64-bit type, else 1.
+    pub fn dest_registers(&self) -> u8 {
+        match (self.dest, self.type_size) {
+            (false, _) => 0,
+            (true, 64) => 2,
+            (true, _) => 1,
+        }
+    }
+
+    /// The staging operands the instruction writes, as a bit set (bit k for operand k).
+    pub fn written_staging(&self) -> u8 {
+        self.staging.iter().enumerate().filter(|(_, st)| st.write).fold(0, |m, (k, _)| m | 1 << k)
+    }
+
     /// Bits fixed by the opcode and secondary opcode, and their values.
     pub fn opcode_pattern(&self) -> (u64, u64) {
         let mut mask = 0x1FFu64 << 48;
