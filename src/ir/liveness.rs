@@ -87,20 +87,7 @@ impl Liveness {
                         }
                     });
                 }
-                // `Shader::for_each_def` in line: the written staging operands are looked up
-                // only when there are staging operands.
-                for &v in shader.get(inst.dests) {
-                    def_block[v.index()] = b32;
-                }
-                if inst.kind == InstKind::Machine && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
-                    for (k, st) in inst.mach.info().staging.iter().enumerate() {
-                        if st.write {
-                            for &v in shader.get(inst.staging[k]) {
-                                def_block[v.index()] = b32;
-                            }
-                        }
-                    }
-                }
+                shader.for_each_def(inst, |v| def_block[v.index()] = b32);
             }
             if let Terminator::Branch { cond, .. } = block.term {
                 raw.push((cond, b32, true));

@@ -583,22 +583,10 @@ impl<'a> Assigner<'a> {
                     uses.push(v);
                 });
             }
-            // `Shader::for_each_def` in line: the written staging operands are looked up only
-            // when there are staging operands.
-            for &v in s.get(inst.dests) {
+            s.for_each_def(inst, |v| {
                 self.mark(v, DEFINED);
                 self.vals[v.index()].last_pos = pos as u32;
-            }
-            if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
-                for (k, st) in inst.mach.info().staging.iter().enumerate() {
-                    if st.write {
-                        for &v in s.get(inst.staging[k]) {
-                            self.mark(v, DEFINED);
-                            self.vals[v.index()].last_pos = pos as u32;
-                        }
-                    }
-                }
-            }
+            });
         }
         use_start.push(uses.len() as u32);
         // Entry state.
