@@ -254,7 +254,7 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
 }
 
 /// The machine instruction with placeholder registers, for checking FAU rules.
-fn probe(shader: &Shader, inst: &Inst) -> Instr {
+fn probe(inst: &Inst) -> Instr {
     let info = inst.mach.info();
     let mut mach = inst.mach;
     for (k, sinfo) in info.srcs.iter().enumerate() {
@@ -268,7 +268,6 @@ fn probe(shader: &Shader, inst: &Inst) -> Instr {
         };
         mach.srcs[k] = inst.srcs[k].to_machine(base);
     }
-    let _ = shader;
     mach
 }
 
@@ -330,10 +329,10 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
         // share theirs: with no special and at most two distinct words, no rule can fail
         // (`Instr::check_hardware_rules`). This is the common case, so it skips the probe.
         if simple && distinct + distinct_uniforms <= 2 {
-            debug_assert!(!violates(&probe(shader, inst)), "{:?}", inst.mach.opcode);
+            debug_assert!(!violates(&probe(inst)), "{:?}", inst.mach.opcode);
             return;
         }
-        if !violates(&probe(shader, inst)) {
+        if !violates(&probe(inst)) {
             return;
         }
         // Move it into a register.
