@@ -48,7 +48,7 @@ fn check_encodable(name: &str, shader: &Shader) {
             if !inst.is_machine() || inst.dead {
                 continue;
             }
-            let mut mach = inst.mach;
+            let mut mach = inst.mach.instr();
             let info = mach.info();
             let mut next = 0u8;
             let mut take = |n: u8| {

@@ -329,7 +329,7 @@ impl Eval {
                         continue;
                     }
                     let s: Vec<Src> = inst.sources().to_vec();
-                    let r = e.alu(op, &inst.mach, &s);
+                    let r = e.alu(op, &inst.mach.instr(), &s);
                     e.values.insert(shader.get(inst.dests)[0], r);
                 }
                 _ => {}

@@ -34,7 +34,7 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T, EmuError> {
 /// mnemonic ([`name_is_signed`]) or a set `signed` flag. The legaliser folds constants by the
 /// same rule. The mnemonic test reads text, so it is looked up per opcode once, with the
 /// position of the flag.
-pub fn is_signed(instr: &Instr) -> bool {
+pub fn is_signed(opcode: Opcode, mods: &[u8]) -> bool {
     type Signed = (bool, Option<usize>);
     static SIGNED: LazyLock<Box<[Signed; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
         let mut table = Box::new([(false, None); INSTRUCTION_COUNT]);
@@ -44,8 +44,8 @@ pub fn is_signed(instr: &Instr) -> bool {
         }
         table
     });
-    let (by_name, flag) = SIGNED[instr.opcode as usize];
-    by_name || flag.is_some_and(|k| instr.mods[k] != 0)
+    let (by_name, flag) = SIGNED[opcode as usize];
+    by_name || flag.is_some_and(|k| mods[k] != 0)
 }
 
 /// Whether an instruction of this name reads its integer operands as signed, so that narrow
@@ -197,7 +197,7 @@ impl<'a> Ctx<'a> {
     pub fn int(&self, k: usize) -> Result<u32, EmuError> {
         let raw = self.raw(k)?;
         let (info, src) = (self.sinfo(k), &self.ins().srcs[k]);
-        let signed = is_signed(self.ins());
+        let signed = is_signed(self.ins().opcode, &self.ins().mods);
         if let Some(f) = info.lane {
             return Ok(match f.values {
                 EnumId::Lane8Bit => (raw >> (8 * u32::from(src.lane & 3))) & 0xFF,
@@ -264,7 +264,7 @@ impl<'a> Ctx<'a> {
         let v = self.raw64(k)?;
         let (info, src) = (self.sinfo(k), &self.ins().srcs[k]);
         if info.widen.is_some_and(|f| f.values == EnumId::Swizzles64Bit) {
-            return Ok(widen64(v, src.widen, is_signed(self.ins())));
+            return Ok(widen64(v, src.widen, is_signed(self.ins().opcode, &self.ins().mods)));
         }
         Ok(v)
     }
@@ -475,7 +475,7 @@ pub(crate) fn eval(c: &Ctx) -> Result<Out, EmuError> {
     let op = ins.opcode;
     let name = ins.info().name;
     let w = lane_width(ins);
-    let signed = is_signed(ins);
+    let signed = is_signed(ins.opcode, &ins.mods);
     let w32 = |v: u32| Ok(Out::W32(v));
     match op {
         NOP => Ok(Out::None),
@@ -859,7 +859,7 @@ mod tests {
                     instr.mods[k] = flag;
                 }
                 let rule = name_is_signed(op.info().name) || instr.flag("signed") == Some(true);
-                assert_eq!(is_signed(&instr), rule, "{op} signed flag {flag}");
+                assert_eq!(is_signed(instr.opcode, &instr.mods), rule, "{op} signed flag {flag}");
             }
         }
     }

@@ -29,17 +29,17 @@ use super::flows;
 use crate::ir::{InstKind, Shader, Stage, Terminator};
 use crate::regalloc::mach::{MachInst, MachShader, MachTerm, Origin};
 use crate::valhall::tables::INSTRUCTION_COUNT;
-use crate::valhall::{Base, Instr, Opcode};
+use crate::valhall::{Base, Opcode};
 use std::sync::LazyLock;
 
 use super::deps::nop;
 
 /// Whether an instruction needs helper lanes (derivatives).
-pub fn uses_helpers(i: &Instr) -> bool {
-    match OPCODE_FACTS[i.opcode as usize].helpers {
+pub fn uses_helpers(opcode: Opcode, mods: &[u8]) -> bool {
+    match OPCODE_FACTS[opcode as usize].helpers {
         Helpers::Never => false,
         Helpers::Always => true,
-        Helpers::ComputedLod(k) => matches!(i.mods[usize::from(k)], 1 | 5),
+        Helpers::ComputedLod(k) => matches!(mods[usize::from(k)], 1 | 5),
     }
 }
 
@@ -178,7 +178,8 @@ fn reconverge(mach: &mut MachShader) {
 /// Blocks that need helper lanes: those using helpers and their ancestors.
 fn helper_blocks(mach: &MachShader) -> Vec<bool> {
     let n = mach.blocks.len();
-    let mut needs: Vec<bool> = mach.blocks.iter().map(|b| b.insts.iter().any(|m| uses_helpers(&m.instr))).collect();
+    let mut needs: Vec<bool> =
+        mach.blocks.iter().map(|b| b.insts.iter().any(|m| uses_helpers(m.instr.opcode, &m.instr.mods))).collect();
     let mut work: Vec<usize> = (0..n).filter(|&b| needs[b]).collect();
     while let Some(b) = work.pop() {
         for &p in &mach.blocks[b].preds {
@@ -227,7 +228,7 @@ fn discard(mach: &mut MachShader) {
     for b in 0..n {
         let succ_need = mach.blocks[b].term.successors().any(|s| needs[s]);
         if needs[b] && !succ_need {
-            let last_use = mach.blocks[b].insts.iter().rposition(|m| uses_helpers(&m.instr));
+            let last_use = mach.blocks[b].insts.iter().rposition(|m| uses_helpers(m.instr.opcode, &m.instr.mods));
             if let Some(h) = last_use {
                 afters.push((b, h));
             }
@@ -259,7 +260,7 @@ fn tex_skip(mach: &mut MachShader, ir: &Shader) {
     for (b, block) in ir.blocks.iter().enumerate() {
         for &id in &block.insts {
             let inst = ir.inst(id);
-            if !inst.dead && inst.kind == InstKind::Machine && uses_helpers(&inst.mach) {
+            if !inst.dead && inst.kind == InstKind::Machine && uses_helpers(inst.mach.opcode, &inst.mach.mods) {
                 block_uses[b] = true;
                 ir.for_each_use(inst, |v| {
                     if !required[v.index()] {

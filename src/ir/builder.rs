@@ -5,7 +5,7 @@
 //! helpers below them cover the instructions the lowering recipes use most, with Mesa's
 //! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
 
-use super::{Block, Inst, InstId, InstKind, Operand, Shader, Src, Value, ValueList};
+use super::{Block, Inst, InstId, InstKind, MachOp, Operand, Shader, Src, Value, ValueList};
 use crate::valhall::tables::{Clamp, Condition, ResultType, RoundMode};
 use crate::valhall::{Instr, Opcode};
 
@@ -52,7 +52,7 @@ impl<'a> Builder<'a> {
 
     /// Adds a pseudo-instruction whose only definition is its one destination (`copy`,
     /// `preload`, `undef`, φ) and returns that value. The instruction is written straight into
-    /// the arena: assembling an `Inst` first would copy its 188 bytes once more.
+    /// the arena: assembling an `Inst` first would copy its 140 bytes once more.
     #[inline(always)]
     fn single_dest(&mut self, kind: InstKind, src: Src, args: &[Value]) -> Value {
         let dests = self.shader.new_values(1);
@@ -61,7 +61,7 @@ impl<'a> Builder<'a> {
         let id = InstId(self.shader.insts.len() as u32);
         self.shader.insts.push(Inst {
             kind,
-            mach: Instr::new(Opcode::NOP),
+            mach: MachOp::new(Opcode::NOP),
             dests,
             staging: [ValueList::EMPTY; 2],
             srcs: [src, Src::NONE, Src::NONE, Src::NONE],
@@ -84,15 +84,15 @@ impl<'a> Builder<'a> {
             return self.alu(mach, srcs);
         }
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
-        debug_assert_eq!(Inst::machine(mach).mach, mach, "{}: operand fields set", info.name);
+        debug_assert_eq!(MachOp::of(&mach).instr(), mach, "{}: operand fields set", info.name);
         let dests = self.shader.new_values(1);
         let dest = self.shader.get(dests)[0];
         let id = InstId(self.shader.insts.len() as u32);
         // The instruction is built in the arena and its sources copied there afterwards: an
-        // `Inst` assembled first is copied whole (188 bytes) once more.
+        // `Inst` assembled first is copied whole (140 bytes) once more.
         self.shader.insts.push(Inst {
             kind: InstKind::Machine,
-            mach,
+            mach: MachOp::of(&mach),
             dests,
             staging: [ValueList::EMPTY; 2],
             srcs: [Src::NONE; 4],

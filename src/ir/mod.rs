@@ -3,9 +3,9 @@
 //! A [`Shader`] is a list of blocks in layout order (block 0 is the entry). Each block holds
 //! instructions and ends in a [`Terminator`]. Every [`Value`] is one 32-bit register's worth of
 //! data, defined by exactly one instruction. An [`Inst`] is either a machine instruction — a
-//! [`valhall::Instr`] template that holds the opcode, instruction modifiers, immediates and flow,
-//! with its operands replaced by IR operands — or one of a few pseudo-instructions
-//! ([`InstKind`]): φ, copy, parallel copy, undef, preload.
+//! [`MachOp`] (the opcode, instruction modifiers, immediates and flow of a [`valhall::Instr`])
+//! with IR operands — or one of a few pseudo-instructions ([`InstKind`]): φ, copy, parallel
+//! copy, undef, preload.
 //!
 //! Why machine instructions: lowering recipes, modifier folding, constant folding (through the
 //! emulator's semantics), register allocation and encoding all read the same ISA tables, so
@@ -32,8 +32,9 @@ pub mod liveness;
 pub mod text;
 pub mod verify;
 
-use crate::valhall::tables::INSTRUCTIONS;
-use crate::valhall::{self, Instr, Opcode, Special};
+use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, RoundMode};
+use crate::valhall::tables::{INSTRUCTIONS, InstrInfo, IsaEnum};
+use crate::valhall::{self, Instr, InstrError, Opcode, Special};
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -274,14 +275,102 @@ pub enum InstKind {
     Preload(u8),
 }
 
-/// One instruction.
+/// The operand-free part of a machine instruction: opcode, flow, instruction modifiers and
+/// immediates, as in [`valhall::Instr`] (same field names and accessors). The IR keeps only this
+/// part because operands are IR values until registers are assigned; a whole `Instr` is three
+/// times the size and every pass copies and scans instructions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MachOp {
+    pub opcode: Opcode,
+    /// Index of the `flow` enum (0 = none).
+    pub flow: u8,
+    /// Encoded index of each instruction modifier, in `info().mods` order.
+    pub mods: [u8; MAX_MODIFIERS],
+    /// Raw bits of each immediate field.
+    pub imms: [u32; MAX_IMMEDIATES],
+}
+
+impl MachOp {
+    /// A fresh instruction's opcode part: default modifiers, zero immediates, no flow.
+    pub fn new(opcode: Opcode) -> MachOp {
+        MachOp::of(&Instr::new(opcode))
+    }
+
+    /// The operand-free part of `instr`.
+    pub fn of(instr: &Instr) -> MachOp {
+        MachOp { opcode: instr.opcode, flow: instr.flow, mods: instr.mods, imms: instr.imms }
+    }
+
+    /// A whole machine instruction with these fields and default operands.
+    pub fn instr(&self) -> Instr {
+        let mut instr = Instr::new(self.opcode);
+        instr.flow = self.flow;
+        instr.mods = self.mods;
+        instr.imms = self.imms;
+        instr
+    }
+
+    /// The table entry of the instruction.
+    pub fn info(&self) -> &'static InstrInfo {
+        self.opcode.info()
+    }
+
+    /// Raw value of the modifier `key` (the first one if the key occurs twice).
+    pub fn modifier(&self, key: &str) -> Option<u8> {
+        self.info().mod_index(key).map(|i| self.mods[i])
+    }
+
+    /// A flag modifier (`None` when the instruction has no modifier `key`).
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        self.modifier(key).map(|v| v != 0)
+    }
+
+    /// A typed enum modifier: `None` when the instruction has no modifier `key` of enum `E`, or
+    /// holds a reserved value.
+    pub fn get<E: IsaEnum>(&self, key: &str) -> Option<E> {
+        E::from_index(self.mods[self.info().enum_mod_index(key, E::ID)?])
+    }
+
+    pub fn clamp(&self) -> Option<Clamp> {
+        self.get("clamp")
+    }
+
+    pub fn round_mode(&self) -> Option<RoundMode> {
+        self.get("round_mode")
+    }
+
+    pub fn condition(&self) -> Option<Condition> {
+        self.get("condition")
+    }
+
+    /// Sets the clamp modifier.
+    pub fn set_clamp(&mut self, clamp: Clamp) -> Result<(), InstrError> {
+        let info = self.info();
+        let i = info.enum_mod_index("clamp", Clamp::ID).ok_or_else(|| InstrError::NoSuch {
+            instr: info.name,
+            what: "modifier",
+            name: "clamp".to_string(),
+        })?;
+        self.mods[i] = clamp.index();
+        Ok(())
+    }
+
+    /// The value of immediate field `name` (sign-extended for signed fields).
+    pub fn imm(&self, name: &str) -> Option<i64> {
+        let info = self.info();
+        let k = info.imm_index(name)?;
+        Some(info.imms[k].decode(self.imms[k]))
+    }
+}
+
+/// One instruction. Every pass copies and scans these: keep it small (the compile-time
+/// assertion below fails when it grows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst {
     pub kind: InstKind,
-    /// Opcode, instruction modifiers, immediates and flow of a machine instruction. Its operand
-    /// fields (dest, staging, source bases) are ignored until registers are assigned; source
+    /// Opcode, instruction modifiers, immediates and flow of a machine instruction; source
     /// modifier fields live in [`Inst::srcs`]. For pseudo-instructions it is `NOP`.
-    pub mach: Instr,
+    pub mach: MachOp,
     /// Destination values (one, or two for a 64-bit destination).
     pub dests: ValueList,
     /// Staging operands in the order of `mach.info().staging`.
@@ -293,18 +382,20 @@ pub struct Inst {
     pub dead: bool,
 }
 
+const _: () = assert!(std::mem::size_of::<Inst>() <= 140);
+
 impl Inst {
     /// A machine instruction with no operands yet. Only the opcode, flow, modifiers and
-    /// immediates of `mach` are kept; its operand fields are reset to their defaults so that
-    /// equal IR compares equal.
+    /// immediates of `mach` are kept.
     pub fn machine(mach: Instr) -> Inst {
-        let mut clean = Instr::new(mach.opcode);
-        clean.flow = mach.flow;
-        clean.mods = mach.mods;
-        clean.imms = mach.imms;
+        Inst::of_op(MachOp::of(&mach))
+    }
+
+    /// A machine instruction with no operands yet.
+    pub fn of_op(mach: MachOp) -> Inst {
         Inst {
             kind: InstKind::Machine,
-            mach: clean,
+            mach,
             dests: ValueList::EMPTY,
             staging: [ValueList::EMPTY; 2],
             srcs: [Src::NONE; 4],
@@ -315,10 +406,9 @@ impl Inst {
 
     /// A pseudo-instruction.
     pub fn pseudo(kind: InstKind) -> Inst {
-        // `Inst::machine(Instr::new(NOP))` without its second template copy.
         Inst {
             kind,
-            mach: Instr::new(Opcode::NOP),
+            mach: MachOp::new(Opcode::NOP),
             dests: ValueList::EMPTY,
             staging: [ValueList::EMPTY; 2],
             srcs: [Src::NONE; 4],

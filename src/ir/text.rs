@@ -22,7 +22,7 @@
 //! `preload rN`; terminators are `jump`, `branch.z` / `branch.nz` (branch when the condition is
 //! zero / non-zero) and `end`.
 
-use super::{Block, Inst, InstKind, Operand, Shader, Src, Stage, Terminator, Value, ValueList};
+use super::{Block, Inst, InstKind, MachOp, Operand, Shader, Src, Stage, Terminator, Value, ValueList};
 use crate::valhall::disasm::{write_base, write_imm, write_mnemonic, write_src_suffixes};
 use crate::valhall::{Base, Special, asm};
 use std::fmt::Write;
@@ -108,7 +108,8 @@ pub fn write_inst(out: &mut String, shader: &Shader, block: Block, inst: &Inst) 
         }
         InstKind::Machine => {
             let info = inst.mach.info();
-            write_mnemonic(out, &inst.mach);
+            let mach = inst.mach.instr();
+            write_mnemonic(out, &mach);
             let mut items: Vec<String> = Vec::new();
             for (k, s) in info.staging.iter().enumerate() {
                 if !s.write {
@@ -125,7 +126,7 @@ pub fn write_inst(out: &mut String, shader: &Shader, block: Block, inst: &Inst) 
             }
             for k in 0..info.imms.len() {
                 let mut text = String::new();
-                write_imm(&mut text, &inst.mach, k);
+                write_imm(&mut text, &mach, k);
                 items.push(text);
             }
             if !items.is_empty() {
@@ -503,7 +504,7 @@ fn parse_machine(defs: &[Value], head: &str, rest: &str, shader: &mut Shader) ->
     placeholder.extend(items.map(str::to_string));
     let line = format!("{head} {}", placeholder.join(", "));
     let mach = asm::parse_line(&line).map_err(|e| e.to_string())?;
-    let mut inst = Inst { mach: Inst::machine(mach).mach, ..inst };
+    let mut inst = Inst { mach: MachOp::of(&mach), ..inst };
     for (k, operand) in operands.iter().enumerate().take(info.srcs.len()) {
         inst.srcs[k] = Src::from_machine(*operand, &mach.srcs[k]);
     }

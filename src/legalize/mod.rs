@@ -167,7 +167,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
         if !k.is_plain() || !x.is_plain() || matches!(x.operand, Operand::Const(_)) {
             continue;
         }
-        if imm::encode(value, &info.srcs[c], crate::emu::is_signed(&inst.mach)).is_some() {
+        if imm::encode(value, &info.srcs[c], crate::emu::is_signed(inst.mach.opcode, &inst.mach.mods)).is_some() {
             return;
         }
         let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
@@ -190,7 +190,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     if !has_const && !info.srcs.iter().enumerate().any(|(k, sinfo)| lanes(k, sinfo)) {
         return;
     }
-    let signed = has_const && crate::emu::is_signed(&inst.mach);
+    let signed = has_const && crate::emu::is_signed(inst.mach.opcode, &inst.mach.mods);
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low
     // byte: the IR convention for a plain source.
@@ -256,7 +256,7 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
 /// The machine instruction with placeholder registers, for checking FAU rules.
 fn probe(inst: &Inst) -> Instr {
     let info = inst.mach.info();
-    let mut mach = inst.mach;
+    let mut mach = inst.mach.instr();
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let base = match inst.srcs[k].operand {
             Operand::Const(c) => {

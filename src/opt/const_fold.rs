@@ -61,7 +61,7 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             let Some(words) = constant_sources(inst, &known) else { continue };
             let evaluator = evaluator.get_or_insert_with(ConstEvaluator::default);
-            let mut mach = inst.mach;
+            let mut mach = inst.mach.instr();
             for (k, src) in inst.sources().iter().enumerate() {
                 mach.srcs[k] = src.to_machine(Base::Uniform(0));
             }

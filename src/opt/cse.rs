@@ -27,18 +27,9 @@ fn candidate(facts: &[u8], inst: &Inst) -> bool {
 }
 
 /// Whether two candidates compute the same value: same kind, same machine template (opcode,
-/// flow, modifiers, immediates) and same sources. The template's operand fields are not
-/// compared: they are reset in the IR ([`Inst::machine`]) and ignored until registers are
-/// assigned (debug builds check that they are reset).
+/// flow, modifiers, immediates) and same sources.
 fn same(a: &Inst, b: &Inst) -> bool {
-    debug_assert!(Inst::machine(a.mach).mach == a.mach && Inst::machine(b.mach).mach == b.mach);
-    let (m, n) = (&a.mach, &b.mach);
-    a.kind == b.kind
-        && m.opcode == n.opcode
-        && m.flow == n.flow
-        && m.imms == n.imms
-        && m.mods == n.mods
-        && a.srcs.iter().zip(&b.srcs).all(|(x, y)| x == y)
+    a.kind == b.kind && a.mach == b.mach && a.srcs.iter().zip(&b.srcs).all(|(x, y)| x == y)
 }
 
 /// A hash of the fields that tell candidates apart in practice (equality is decided by

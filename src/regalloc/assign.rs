@@ -853,7 +853,7 @@ impl<'a> Assigner<'a> {
         }
         // Built in place (an `Instr` is large; on an error the block's output is dropped).
         let at = out.len();
-        out.push(MachInst::new(inst.mach, Origin::Ir(id)));
+        out.push(MachInst::new(inst.mach.instr(), Origin::Ir(id)));
         let m = &mut out[at].instr;
         for (k, src) in srcs.iter().enumerate() {
             let base = match src.operand {
@@ -1330,7 +1330,7 @@ impl<'a> Assigner<'a> {
             self.set(v, r);
         }
         // The machine instruction.
-        let mut m = inst.mach;
+        let mut m = inst.mach.instr();
         for (k, src) in inst.sources().iter().enumerate() {
             let base = match src.operand {
                 Operand::Value(v) => match fixed_src {

@@ -157,6 +157,12 @@ impl ImmInfo {
             (0, (1i64 << self.width) - 1)
         }
     }
+
+    /// The value of the field's raw bits (sign-extended for a signed field).
+    pub fn decode(&self, bits: u32) -> i64 {
+        let bits = i64::from(bits);
+        if self.signed && bits >> (self.width - 1) & 1 == 1 { bits - (1i64 << self.width) } else { bits }
+    }
 }
 
 /// Kind of an instruction modifier.
@@ -243,6 +249,11 @@ impl InstrInfo {
     /// Index of the modifier `key` (the first one if the key occurs twice).
     pub fn mod_index(&self, key: &str) -> Option<usize> {
         self.mods.iter().position(|m| m.key == key)
+    }
+
+    /// Index of the enum modifier `key` of enum `id`.
+    pub fn enum_mod_index(&self, key: &str, id: EnumId) -> Option<usize> {
+        self.mods.iter().position(|m| m.key == key && m.kind == ModKind::Enum(id))
     }
 
     /// Index of the immediate field `name`.
