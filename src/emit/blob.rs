@@ -170,10 +170,16 @@ pub fn encode(mach: &MachShader) -> Result<Vec<u8>, Error> {
 
 /// [`encode`] of a program whose branch offsets are already resolved.
 fn encode_resolved(mach: &MachShader) -> Result<Vec<u8>, Error> {
-    let mut code = Vec::with_capacity(mach.inst_count() * 8);
-    for instr in mach.blocks.iter().flat_map(|b| b.insts.iter().map(|mi| &mi.instr)) {
-        let word = valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
-        code.extend_from_slice(&word.to_le_bytes());
+    // Sized once, then written word by word (no capacity check per instruction).
+    let mut code = vec![0u8; mach.inst_count() * 8];
+    let mut words = code.chunks_exact_mut(8);
+    for b in &mach.blocks {
+        for (mi, out) in b.insts.iter().zip(&mut words) {
+            let instr = &mi.instr;
+            let word =
+                valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
+            out.copy_from_slice(&word.to_le_bytes());
+        }
     }
     Ok(code)
 }

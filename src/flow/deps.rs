@@ -25,7 +25,7 @@
 
 use super::{flows, merge};
 use crate::ir::Stage;
-use crate::regalloc::mach::{MachInst, MachShader, Origin, regs};
+use crate::regalloc::mach::{MachInst, MachShader, Origin};
 use crate::valhall::tables::INSTRUCTION_COUNT;
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
@@ -86,9 +86,15 @@ pub fn writes(i: &Instr) -> u64 {
     registers_of(i, op_facts(i.opcode)).1
 }
 
-/// `n` registers from `base` as a mask; nothing if they run past r63.
+/// `n` registers from `base` as a mask; nothing if they run past r63 (`regs::range`, without
+/// its `Option`: this runs for every operand).
+#[inline]
 fn span(base: u8, n: u8) -> u64 {
-    regs::range(base, n).unwrap_or(0)
+    let (base, n) = (u32::from(base), u32::from(n));
+    if n == 0 || base + n > 64 {
+        return 0;
+    }
+    (u64::MAX >> (64 - n)) << base
 }
 
 /// The registers an instruction reads and writes.
@@ -136,6 +142,8 @@ struct OpFacts {
     /// Index of the `update_mode` modifier of a varying load.
     update_mode: Option<u8>,
     memory: MemoryClass,
+    /// An ALU instruction without fixed waits: its effect is only the registers it touches.
+    plain_alu: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +168,7 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
             slot: None,
             update_mode: None,
             memory: MemoryClass::None,
+            plain_alu: false,
         };
         let mut table = Box::new([none; INSTRUCTION_COUNT]);
         for op in Opcode::ALL {
@@ -179,7 +188,9 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
             };
             let varying = matches!(info.unit, crate::valhall::Unit::V | crate::valhall::Unit::Vt);
             let wide = info.srcs.iter().enumerate().filter(|(_, s)| s.size == 64);
+            let fixed = is_fixed_function(op) || matches!(op, Opcode::ATEST | Opcode::ZS_EMIT | Opcode::BARRIER);
             table[op as usize] = OpFacts {
+                plain_alu: info.unit.is_alu() && !varying && memory == MemoryClass::None && !fixed,
                 message: !info.unit.is_alu(),
                 varying,
                 sources: info.srcs.len() as u8,
@@ -225,7 +236,7 @@ fn is_fixed_function(op: Opcode) -> bool {
 
 /// What the simulation needs to know about one instruction (computed once per instruction, as
 /// the fixed point visits blocks several times).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Effect {
     /// Registers read or written.
     touched: u64,
@@ -248,6 +259,26 @@ struct Effect {
 impl Effect {
     fn of(i: &Instr, facts: &OpFacts, fragment: bool) -> Effect {
         let (reads, writes) = registers_of(i, facts);
+        if facts.plain_alu {
+            // What `general` gives for it, without its tests (most instructions are these).
+            return Effect {
+                touched: reads | writes,
+                writes,
+                slot_bit: 0,
+                on_varying: 0,
+                on_memory: 0,
+                on_busy: 0,
+                varying: false,
+                memory: false,
+                fixed_waits: 0,
+                waits_after: 0,
+            };
+        }
+        Effect::general(i, facts, fragment, reads, writes)
+    }
+
+    /// [`Effect::of`] for any instruction, given the registers it reads and writes.
+    fn general(i: &Instr, facts: &OpFacts, fragment: bool, reads: u64, writes: u64) -> Effect {
         let mut fixed_waits = 0;
         if fragment {
             if is_fixed_function(i.opcode) {
@@ -318,6 +349,12 @@ fn slot_of(i: &Instr, facts: &OpFacts) -> Option<usize> {
 fn simulate(effects: &[Effect], entry: State, masks: &mut [u8]) -> State {
     let mut s = entry;
     for (e, record) in effects.iter().zip(masks) {
+        // Nothing outstanding (a slot's registers and kinds are set only with its `busy` bit):
+        // only the fixed waits apply, and an instruction that takes no slot changes nothing.
+        if s.busy == 0 && e.slot_bit == 0 {
+            *record = e.fixed_waits;
+            continue;
+        }
         let mask = e.waits_before(&s);
         s.wait(mask);
         *record = mask;
@@ -469,7 +506,18 @@ pub fn nop(flow: u8) -> Instr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::regalloc::mach::regs;
     use crate::valhall::Staging;
+
+    /// `span` is `regs::range` with nothing for a group running past r63.
+    #[test]
+    fn span_is_the_register_range() {
+        for base in 0..=255u8 {
+            for n in 0..=255u8 {
+                assert_eq!(span(base, n), regs::range(base, n).unwrap_or(0), "{base} {n}");
+            }
+        }
+    }
 
     /// The per-opcode facts give the registers the table entry describes, for every opcode and
     /// operands at every position (including pairs and groups running past r63).
@@ -504,6 +552,11 @@ mod tests {
                 assert_eq!((reads(&i), writes(&i)), (want_reads, want_writes), "{op} at r{base}");
                 assert_eq!(op_facts(op).message, is_message(&i), "{op}");
                 assert_eq!(op_facts(op).varying, is_varying(&i), "{op}");
+                // The shortcut for plain ALU instructions gives what the general rules give.
+                for fragment in [false, true] {
+                    let (facts, (r, w)) = (op_facts(op), registers_of(&i, op_facts(op)));
+                    assert_eq!(Effect::of(&i, facts, fragment), Effect::general(&i, facts, fragment, r, w), "{op}");
+                }
             }
         }
     }

@@ -104,7 +104,9 @@ fn blend_calls(mach: &mut MachShader) {
     for block in &mut mach.blocks {
         let exit = block.term == MachTerm::End;
         let n = block.insts.len();
-        for k in 0..n {
+        // Most blocks have no BLEND: find the first one with a plain scan.
+        let Some(first) = block.insts.iter().position(|m| m.instr.opcode == Opcode::BLEND) else { continue };
+        for k in first..n {
             if block.insts[k].instr.opcode != Opcode::BLEND || block.insts[k].origin == Origin::BlendCall {
                 continue;
             }
@@ -301,10 +303,11 @@ fn tex_skip(mach: &mut MachShader, ir: &Shader) {
             }
         });
     }
+    let facts = &**OPCODE_FACTS;
     for block in &mut mach.blocks {
         for m in &mut block.insts {
             let Origin::Ir(id) = m.origin else { continue };
-            let Some(skip) = OPCODE_FACTS[m.instr.opcode as usize].skip else { continue };
+            let Some(skip) = facts[m.instr.opcode as usize].skip else { continue };
             let inst = ir.inst(id);
             let mut exec = false;
             ir.for_each_def(inst, |d| exec |= required[d.index()]);

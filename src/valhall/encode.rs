@@ -8,12 +8,13 @@
 //!
 //! The compiler encodes every instruction it emits, so [`encode`] first tries a fast path:
 //! a per-opcode [`Layout`] built once from the tables (field positions, the valid values of
-//! every field as a bit set) checks and places each field with a few operations and no
-//! allocation. It accepts exactly the valid instructions (a test compares it with
+//! every field as a bit set, and per source the word bits of every flag and field value with
+//! the values it does not accept marked) checks and places each field with a few operations and
+//! no allocation. It accepts exactly the valid instructions (a test compares it with
 //! [`Instr::validate`] on random, mostly invalid instructions); anything it rejects goes through
 //! the reference path (`check_invariants`, then `encode_raw`), which names the first problem.
 
-use super::inst::{Base, Dest, Instr, InstrError, Src};
+use super::inst::{Base, Instr, InstrError, Src};
 use super::tables::*;
 use std::sync::OnceLock;
 
@@ -26,7 +27,8 @@ pub type EncodeError = InstrError;
 /// Encodes a valid instruction.
 #[inline]
 pub fn encode(instr: &Instr) -> Result<u64, EncodeError> {
-    // The fast path is inlined into the caller's loop; the reference path is out of line.
+    // Both paths are out of line: inlined into the caller's loop, the fast path ran short of
+    // registers and spilled on every source.
     match encode_valid(instr) {
         Some(word) => Ok(word),
         None => encode_checked(instr),
@@ -43,20 +45,24 @@ fn encode_checked(instr: &Instr) -> Result<u64, EncodeError> {
 }
 
 /// The word of a valid instruction, `None` for an invalid one (the fast path of [`encode`]).
-#[inline]
+///
+/// Written for few live values per source (the loop otherwise spills): the FAU page and limits,
+/// needed by about one instruction in five, are checked afterwards by [`fau_word_bits`] when
+/// some source byte reads the FAU (bit 7).
+#[inline(never)]
 pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
     let layout = Layout::of(instr.opcode);
-    if !allows(layout.flows, instr.flow) {
+    if !layout.fast || !allows(layout.flows, instr.flow) {
         return None;
     }
     let mut w = layout.base | u64::from(instr.flow) << 59;
     if layout.dest {
         let d = instr.dest;
-        if d.reg > 63 || d.mask == 0 || d.mask > 3 {
+        if d.reg > 63 || d.mask.wrapping_sub(1) > 2 {
             return None;
         }
         w |= u64::from(d.reg) << 40 | u64::from(d.mask) << 46;
-    } else if instr.dest != Dest::NONE {
+    } else if (instr.dest.reg | instr.dest.mask) != 0 {
         return None;
     }
     let n_staging = usize::from(layout.n_staging);
@@ -85,62 +91,45 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         return None;
     }
     let n_srcs = usize::from(layout.n_srcs);
-    // The source bytes of FAU-reading sources (uniforms, table constants, specials), and the
-    // FAU page of the uniforms and specials.
-    let (mut fau, mut n_fau) = ([0u8; MAX_SOURCES], 0);
-    let mut page: Option<u8> = None;
-    for (src, l) in instr.srcs[..n_srcs].iter().zip(&layout.srcs) {
-        // The source byte (`Base::byte` of a valid base), checking the base on the way.
-        let (byte, src_page) = match src.base {
-            Base::Register(r) if r <= 63 => (r, None),
-            Base::Discard(r) if r <= 63 => (0x40 | r, None),
-            Base::Uniform(u) if u <= 127 => (0x80 | (u & 0x3F), Some(u >> 6)),
-            Base::Immediate(i) if i <= 31 => (0xC0 | i, None),
-            Base::Special(sp) if sp.page <= 3 && sp.entry <= 15 && sp.name().is_some() => {
-                (0xE0 | sp.entry << 1 | u8::from(sp.high), Some(sp.page))
-            }
-            _ => return None,
-        };
-        if byte & 0x80 != 0 {
-            fau[n_fau] = byte;
-            n_fau += 1;
-            if let Some(p) = src_page {
-                if page.is_some_and(|q| q != p) {
-                    return None;
-                }
-                page = Some(p);
-            }
-        }
-        let [swizzle, widen, lane] = l.fields;
-        let fields_ok = (src.swizzle | src.widen | src.lane) < 16
-            && (swizzle.1 >> src.swizzle) & (widen.1 >> src.widen) & (lane.1 >> src.lane) & 1 == 1;
-        let flags = usize::from(src.neg) | usize::from(src.abs) << 1 | usize::from(src.not) << 2;
-        if !fields_ok || (l.flag_sets >> flags) & 1 == 0 {
+    // The OR of the source bytes: bit 7 set when some source reads the FAU.
+    let mut any = 0u8;
+    // The sources' bits: [`INVALID`] set when some flag or field value is not accepted.
+    let mut bits = 0u64;
+    for k in 0..n_srcs {
+        let (src, l) = (&instr.srcs[k], &layout.srcs[k]);
+        let byte = source_byte(src.base)?;
+        any |= byte;
+        let (swizzle, widen, lane) = (src.swizzle, src.widen, src.lane);
+        if (swizzle | widen | lane) >= 16 {
             return None;
         }
-        w |= u64::from(byte) << l.shift
+        let flags = usize::from(src.neg) | usize::from(src.abs) << 1 | usize::from(src.not) << 2;
+        bits |= u64::from(byte) << l.shift
             | l.flag_words[flags]
-            | u64::from(src.swizzle) << swizzle.0
-            | u64::from(src.widen) << widen.0
-            | u64::from(src.lane) << lane.0;
+            | l.field_words[0][usize::from(swizzle & 15)]
+            | l.field_words[1][usize::from(widen & 15)]
+            | l.field_words[2][usize::from(lane & 15)];
     }
+    if bits & INVALID != 0 {
+        return None;
+    }
+    w |= bits;
     for src in &instr.srcs[n_srcs..] {
         if !is_empty(src) {
             return None;
         }
     }
-    // One FAU word always satisfies the FAU limits.
-    if n_fau > 1 && !fau_limits_hold(&fau[..n_fau], layout.alu) {
+    if any & 0x80 != 0 {
+        w |= fau_word_bits(&instr.srcs[..n_srcs], layout.alu)?;
+    }
+    // Both immediate fields at once (unused ones have width 0, so only 0 fits).
+    const _: () = assert!(MAX_IMMEDIATES == 2);
+    let [(start0, width0), (start1, width1)] = layout.imms;
+    let (v0, v1) = (u64::from(instr.imms[0]), u64::from(instr.imms[1]));
+    if (v0 >> width0) | (v1 >> width1) != 0 {
         return None;
     }
-    w |= u64::from(page.unwrap_or(0)) << 57;
-    for (k, &v) in instr.imms.iter().enumerate() {
-        let (start, width) = layout.imms[k];
-        if u64::from(v) >> width != 0 {
-            return None;
-        }
-        w |= u64::from(v) << start;
-    }
+    w |= v0 << start0 | v1 << start1;
     let n_mods = usize::from(layout.n_mods);
     for (&v, &(start, mask)) in instr.mods[..n_mods].iter().zip(&layout.mods) {
         if !allows(mask, v) {
@@ -149,6 +138,49 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         w |= u64::from(v) << start;
     }
     Some(w)
+}
+
+/// The source byte of a valid base (`Base::byte`), `None` for an invalid one.
+#[inline(always)]
+fn source_byte(base: Base) -> Option<u8> {
+    match base {
+        Base::Register(r) if r <= 63 => Some(r),
+        Base::Discard(r) if r <= 63 => Some(0x40 | r),
+        Base::Uniform(u) if u <= 127 => Some(0x80 | (u & 0x3F)),
+        Base::Immediate(i) if i <= 31 => Some(0xC0 | i),
+        Base::Special(sp) if sp.page <= 3 && sp.entry <= 15 && sp.name().is_some() => {
+            Some(0xE0 | sp.entry << 1 | u8::from(sp.high))
+        }
+        _ => None,
+    }
+}
+
+/// For sources with valid bases ([`source_byte`] accepted them) of which some read the FAU:
+/// the FAU page field (bits 57–58) of the word, or `None` when the uniforms and specials need
+/// two pages or the FAU limits fail.
+#[inline(never)]
+fn fau_word_bits(srcs: &[Src], alu: bool) -> Option<u64> {
+    let (mut fau, mut n_fau) = ([0u8; MAX_SOURCES], 0);
+    let mut page: Option<u8> = None;
+    for src in srcs {
+        let byte = src.base.byte();
+        if byte & 0x80 == 0 {
+            continue;
+        }
+        fau[n_fau] = byte;
+        n_fau += 1;
+        if let Some(p) = src.base.page() {
+            if page.is_some_and(|q| q != p) {
+                return None;
+            }
+            page = Some(p);
+        }
+    }
+    // One FAU word always satisfies the FAU limits.
+    if n_fau > 1 && !fau_limits_hold(&fau[..n_fau], alu) {
+        return None;
+    }
+    Some(u64::from(page.unwrap_or(0)) << 57)
 }
 
 /// The assembler's FAU limits (encoding spec §2.7, A1–A3; [`Instr::check_fau_limits`] names the
@@ -190,7 +222,8 @@ impl Distinct {
 /// Whether an unused source slot holds [`Src::EMPTY`] (spelled out: cheaper than the derived
 /// comparison of the enum).
 fn is_empty(s: &Src) -> bool {
-    matches!(s.base, Base::Register(0)) && !(s.neg || s.abs || s.not) && (s.swizzle | s.widen | s.lane) == 0
+    let fields = u8::from(s.neg) | u8::from(s.abs) | u8::from(s.not) | s.swizzle | s.widen | s.lane;
+    matches!(s.base, Base::Register(0)) & (fields == 0)
 }
 
 /// Whether value `v` is in the bit set `mask` (values past 15 never are).
@@ -198,19 +231,29 @@ fn allows(mask: u16, v: u8) -> bool {
     v < 16 && (mask >> v) & 1 == 1
 }
 
-/// Where one source goes and which values its fields accept.
-#[derive(Clone, Copy, Debug, Default)]
+/// Where one source goes and which values its fields accept: the word bits of every value of
+/// its flags and fields, [`INVALID`] for a value the source does not accept (so that a source
+/// costs table reads and one test, not a bit-set test and a shift per field).
+#[derive(Clone, Copy, Debug)]
 struct SrcLayout {
     /// `8 · slot`.
     shift: u8,
-    /// For each combination of `neg`, `abs` and `not` (bits 0, 1, 2 of the index): whether the
-    /// source has those flags (bit set of the 8 combinations), and their bits in the word.
-    flag_sets: u8,
+    /// Indexed by the combination of `neg`, `abs` and `not` (bits 0, 1, 2 of the index).
     flag_words: [u64; 8],
-    /// Swizzle, widen and lane field: first bit and the valid values as a bit set (an absent
-    /// field allows only 0, placed at bit 0).
-    fields: [(u8, u16); 3],
+    /// Indexed by the value of the swizzle, widen and lane field (an absent field accepts only 0).
+    field_words: [[u64; 16]; 3],
 }
+
+impl Default for SrcLayout {
+    fn default() -> SrcLayout {
+        SrcLayout { shift: 0, flag_words: [INVALID; 8], field_words: [[INVALID; 16]; 3] }
+    }
+}
+
+/// Marks a table entry of a value the source does not accept. Bit 63 is past the flow field
+/// (bits 59–62), and no source field reaches it (a layout where one did would be built with
+/// `fast: false`).
+const INVALID: u64 = 1 << 63;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct StagingLayout {
@@ -232,6 +275,8 @@ struct Layout {
     n_mods: u8,
     /// An ALU instruction (for the FAU limits).
     alu: bool,
+    /// The fast path may encode the opcode (its source tables never produce [`INVALID`]).
+    fast: bool,
     /// The bytes of the unused staging groups (`base`, `count` of each, little-endian) and of
     /// the unused modifiers: they must be zero.
     unused_staging: u32,
@@ -269,6 +314,7 @@ impl Layout {
             alu: info.unit.is_alu(),
             unused_staging: (2 * info.staging.len()..2 * MAX_STAGING).fold(0, |m, k| m | 0xFF << (8 * k)),
             unused_mods: (info.mods.len()..MAX_MODIFIERS).fold(0, |m, k| m | 0xFF << (8 * k)),
+            fast: true,
             ..Layout::default()
         };
         for (k, s) in info.staging.iter().enumerate() {
@@ -280,18 +326,24 @@ impl Layout {
             };
         }
         for (k, s) in info.srcs.iter().enumerate() {
-            let mut src = SrcLayout {
-                shift: 8 * s.slot,
-                fields: [field(s.swizzle), field(s.widen), field(s.lane)],
-                ..SrcLayout::default()
-            };
+            let mut src = SrcLayout { shift: 8 * s.slot, ..SrcLayout::default() };
+            for (words, f) in src.field_words.iter_mut().zip([s.swizzle, s.widen, s.lane]) {
+                let (start, valid) = field(f);
+                for (v, word) in words.iter_mut().enumerate() {
+                    if valid >> v & 1 == 1 {
+                        *word = (v as u64) << start;
+                        layout.fast &= *word & INVALID == 0;
+                    }
+                }
+            }
             for flags in 0..8 {
                 let wanted = [(flags & 1 != 0, s.neg), (flags & 2 != 0, s.abs), (flags & 4 != 0, s.not)];
                 if wanted.iter().all(|&(on, bit)| !on || bit.is_some()) {
-                    src.flag_sets |= 1 << flags;
                     src.flag_words[flags] = wanted.iter().filter(|w| w.0).fold(0, |m, &(_, b)| m | bit(b));
+                    layout.fast &= src.flag_words[flags] & INVALID == 0;
                 }
             }
+            layout.fast &= 8 * s.slot < 56;
             layout.srcs[k] = src;
         }
         for (k, f) in info.imms.iter().enumerate() {
@@ -409,7 +461,7 @@ pub fn encode_raw(instr: &Instr) -> Result<u64, EncodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::valhall::{Special, Staging};
+    use crate::valhall::{Dest, Special, Staging};
 
     /// A xorshift generator: the test needs many cheap, reproducible random numbers.
     struct Rng(u64);
@@ -504,6 +556,14 @@ mod tests {
             }
         }
         assert!(hold > 5_000 && fail > 5_000, "{hold} hold, {fail} fail");
+    }
+
+    /// Every opcode's source tables leave bit 63 to [`INVALID`], so the fast path takes them all.
+    #[test]
+    fn every_opcode_has_a_fast_layout() {
+        for op in Opcode::ALL {
+            assert!(Layout::of(op).fast, "{op}");
+        }
     }
 
     /// The fast path accepts exactly the valid instructions, with the reference word.
