@@ -202,8 +202,12 @@ fn try_assign(
         loops,
         laid_out: false,
     };
-    mach.recompute_preds();
-    if options.check || cfg!(test) {
+    let check = options.check || cfg!(test);
+    if check {
+        // (Otherwise the predecessors are computed once, after removing empty edge blocks.)
+        mach.recompute_preds();
+    }
+    if check {
         if let Err(errors) = check::check(shader, &mach, spill, allowed) {
             panic!(
                 "regalloc: the checker rejected the allocation:\n  {}\n{}\n{}",
@@ -221,6 +225,10 @@ fn try_assign(
 /// straight to their successor.
 fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
     let n = mach.blocks.len();
+    if !split.contains(&true) {
+        mach.recompute_preds();
+        return;
+    }
     let mut redirect: Vec<usize> = (0..n).collect();
     let mut keep = vec![true; n];
     for (i, b) in mach.blocks.iter().enumerate() {
@@ -252,7 +260,7 @@ fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
         }
     }
     let map = |t: usize| new_index[redirect[t]];
-    let old = std::mem::take(&mut mach.blocks);
+    let old = std::mem::replace(&mut mach.blocks, Vec::with_capacity(next));
     for (i, mut b) in old.into_iter().enumerate() {
         if !keep[i] {
             continue;

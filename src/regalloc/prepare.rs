@@ -67,11 +67,28 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let mut first_of: [Option<Value>; 64] = [None; 64];
     let mut renames: Vec<(Value, Value)> = Vec::new();
     let mut preloads = Vec::new();
+    // Preloads left in place at the top of the entry block.
+    let mut entry_prefix = 0;
     for b in 0..n {
         let is_preload = |id: &InstId| {
             let inst = shader.inst(*id);
             matches!(inst.kind, InstKind::Preload(_)) && !inst.dead
         };
+        // Usually the entry block already starts with its preloads, one per register (or has
+        // none): then it stays as it is (the rebuild below would produce the same list), and
+        // preloads found in other blocks go right after them.
+        if b == 0 && preloads_in_place(&shader, &shader.blocks[0].insts) {
+            for &id in &shader.blocks[0].insts {
+                let inst = shader.inst(id);
+                let InstKind::Preload(r) = inst.kind else { break };
+                if inst.dead {
+                    break;
+                }
+                first_of[r as usize] = Some(shader.get(inst.dests)[0]);
+                entry_prefix += 1;
+            }
+            continue;
+        }
         if !reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
             continue;
         }
@@ -98,10 +115,12 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         }
         shader.blocks[b].insts = rest;
     }
-    let entry = &mut shader.blocks[0].insts;
-    let mut with_preloads = preloads;
-    with_preloads.append(entry);
-    *entry = with_preloads;
+    if !preloads.is_empty() {
+        let entry = &mut shader.blocks[0].insts;
+        let rest = entry.split_off(entry_prefix);
+        entry.extend(preloads);
+        entry.extend(rest);
+    }
     if !renames.is_empty() {
         let mut map = vec![None; shader.values.len()];
         for (from, to) in renames {
@@ -171,4 +190,24 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     }
     full.extend(tail);
     Prepared { shader, layout: full, split }
+}
+
+/// Whether the live preloads of `insts` come before every other instruction (dead ones
+/// included) and load distinct registers: step 2 would leave such a list unchanged.
+fn preloads_in_place(shader: &Shader, insts: &[InstId]) -> bool {
+    let mut loaded = 0u64;
+    let mut prefix = true;
+    for &id in insts {
+        let inst = shader.inst(id);
+        match inst.kind {
+            InstKind::Preload(r) if !inst.dead => {
+                if !prefix || loaded & (1u64 << r) != 0 {
+                    return false;
+                }
+                loaded |= 1u64 << r;
+            }
+            _ => prefix = false,
+        }
+    }
+    true
 }
