@@ -71,6 +71,9 @@ pub struct Assigner<'a> {
     /// Owned registers whose value is already dead: results of φs nobody reads (every other
     /// value is freed at its last read or never placed), marked `UNREAD_PHI`.
     dead_owned: u64,
+    /// The number of registers in `owned & !dead_owned`, kept by `set` and `clear` (counting
+    /// the bits of a mask is a software routine on the baseline x86-64 target).
+    live_regs: u32,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
     /// Number of the current block in visiting order (from 1): `ValueState::block`.
@@ -238,6 +241,7 @@ impl<'a> Assigner<'a> {
             owner: [NO_VALUE; 64],
             owned: 0,
             dead_owned: 0,
+            live_regs: 0,
             hint_mask: 0,
             block_stamp: 0,
             group_values: Vec::with_capacity(32),
@@ -391,24 +395,38 @@ impl<'a> Assigner<'a> {
     }
 
     fn set(&mut self, v: Value, r: Reg) {
+        let bit = regs::bit(r);
+        let was_live = self.owned & !self.dead_owned & bit != 0;
         self.vals[v.index()].loc = r;
         self.owner[r as usize] = v.0;
-        self.owned |= regs::bit(r);
-        if self.flags(v) & UNREAD_PHI != 0 {
-            self.dead_owned |= regs::bit(r);
+        self.owned |= bit;
+        let unread_phi = self.flags(v) & UNREAD_PHI != 0;
+        if unread_phi {
+            self.dead_owned |= bit;
         } else {
-            self.dead_owned &= !regs::bit(r);
+            self.dead_owned &= !bit;
         }
+        self.live_regs = self.live_regs + u32::from(!unread_phi) - u32::from(was_live);
     }
 
     fn clear(&mut self, v: Value) {
         let r = self.vals[v.index()].loc;
         if r != NONE && self.owner[r as usize] == v.0 {
+            let bit = regs::bit(r);
+            self.live_regs -= u32::from(self.owned & !self.dead_owned & bit != 0);
             self.owner[r as usize] = NO_VALUE;
-            self.owned &= !regs::bit(r);
-            self.dead_owned &= !regs::bit(r);
+            self.owned &= !bit;
+            self.dead_owned &= !bit;
         }
         self.vals[v.index()].loc = NONE;
+    }
+
+    /// The number of registers of `through` as `through_mask` computed it with `dying`.
+    fn through_count(&self, through: u64, dying: u32) -> u32 {
+        debug_assert_eq!(self.live_regs, (self.owned & !self.dead_owned).count_ones(), "live register count");
+        debug_assert_eq!(self.live_regs - dying, through.count_ones());
+        let _ = through;
+        self.live_regs - dying
     }
 
     fn owned_mask(&self) -> u64 {
@@ -636,6 +654,7 @@ impl<'a> Assigner<'a> {
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
         self.dead_owned = 0;
+        self.live_regs = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
         let first_exit = processed.first().and_then(|&first| self.exit_of(first)).unwrap_or_default();
@@ -698,7 +717,7 @@ impl<'a> Assigner<'a> {
                 continue;
             }
             let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
-            self.process_inst(b, pos as u32, id, read, &mut out)?;
+            self.process_inst(b, pos as u32, id, inst, read, &mut out)?;
         }
         self.out[b.index()] = out;
         self.use_buf = uses;
@@ -780,18 +799,18 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
-    /// Assigns the instruction `id` at position `pos` of block `b`, which reads `read` (its
-    /// operands as `Shader::for_each_use` lists them).
+    /// Assigns the instruction `inst` (`id`) at position `pos` of block `b`, which reads
+    /// `read` (its operands as `Shader::for_each_use` lists them).
     fn process_inst(
         &mut self,
         b: Block,
         pos: u32,
         id: InstId,
+        inst: &Inst,
         read: &[Value],
         out: &mut Vec<MachInst>,
     ) -> Result<(), AssignError> {
         let s = self.shader;
-        let inst = s.inst(id);
         if inst.kind == InstKind::Phi {
             return Ok(());
         }
@@ -888,7 +907,7 @@ impl<'a> Assigner<'a> {
             }
         }
         // The demand as `note_demand` measures it.
-        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(defs, dying) + slack);
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
         let unplaced =
             |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
         // Built in place (an `Instr` is large; on an error the block's output is dropped).
@@ -1004,7 +1023,7 @@ impl<'a> Assigner<'a> {
             }
             u32::max(defs, dying) + super::spill::vector_slack(inst)
         };
-        self.max_demand = self.max_demand.max(through.count_ones() + extra);
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + extra);
     }
 
     fn process_copy(
