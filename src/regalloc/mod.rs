@@ -162,13 +162,25 @@ fn try_assign(
     // Straight-line code (one block, no edge; most shaders) needs no dominator tree: the block
     // is the whole order, and there is no loop and no unreachable block.
     let straight = shader.blocks.len() == 1 && shader.blocks[0].preds.is_empty();
-    let dom = (!straight).then(|| crate::ir::dom::DomTree::compute(shader));
-    let rpo: &[Block] = dom.as_ref().map_or(&[Block(0)], |d| &d.rpo);
+    // The tree `prepare` computed still describes the prepared shader when preparing left the
+    // control flow alone (spill code adds no block either, but only the prepared shader
+    // itself is trusted here).
+    let computed;
+    let dom: Option<&crate::ir::dom::DomTree> = if straight {
+        None
+    } else if let Some(d) = prepared.dom.as_ref().filter(|_| std::ptr::eq(shader, &prepared.shader)) {
+        debug_assert_eq!(d.rpo, crate::ir::dom::DomTree::compute(shader).rpo, "the tree kept by prepare");
+        Some(d)
+    } else {
+        computed = crate::ir::dom::DomTree::compute(shader);
+        Some(&computed)
+    };
+    let rpo: &[Block] = dom.map_or(&[Block(0)], |d| &d.rpo);
     let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, rpo)?;
     let mut blocks = assigned.blocks;
     let mut max_demand = assigned.max_demand;
     let mut loops = 0;
-    if let Some(dom) = &dom {
+    if let Some(dom) = dom {
         // The assignment measured the blocks it visited.
         let unvisited: Vec<Block> = (0..shader.blocks.len() as u32)
             .map(Block)

@@ -25,6 +25,10 @@ pub struct Prepared {
     pub layout: Vec<Block>,
     /// Blocks made by edge splitting (indexed by IR block).
     pub split: Vec<bool>,
+    /// The dominator tree of `shader` when preparing did not change its control flow (the
+    /// tree of the input, which preparing needed anyway); `None` for straight-line code or
+    /// when blocks or edges changed.
+    pub dom: Option<DomTree>,
 }
 
 /// Prepares a copy of `input`.
@@ -40,6 +44,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let dom = (!straight).then(|| DomTree::compute(&shader));
     let reachable = |b: Block| dom.as_ref().is_none_or(|d| d.is_reachable(b));
     let n = shader.blocks.len();
+    // Whether a step below changes the control flow (then `dom` no longer describes it).
+    let mut cfg_changed = false;
     // 1. Unreachable predecessors.
     for b in 0..n {
         if !reachable(Block(b as u32)) {
@@ -48,6 +54,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         if shader.blocks[b].preds.iter().all(|&p| reachable(p)) {
             continue;
         }
+        cfg_changed = true;
         let preds = shader.blocks[b].preds.clone();
         let keep: Vec<bool> = preds.iter().map(|p| reachable(*p)).collect();
         let ids: Vec<_> = shader.blocks[b].insts.clone();
@@ -140,6 +147,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         Some(dom) => super::loops::layout(&mut shader, dom),
         None => vec![Block(0)],
     };
+    // (A latch is a new block; without one the control flow is as it was.)
+    cfg_changed |= shader.blocks.len() != n;
     let n = shader.blocks.len();
     // 4. Critical edges.
     let mut split = vec![false; n];
@@ -157,6 +166,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
                 continue;
             }
             let mid = shader.add_block();
+            cfg_changed = true;
             split.push(true);
             after.push(Vec::new());
             before.push(Vec::new());
@@ -189,7 +199,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         full.extend(after[b.index()].iter().copied());
     }
     full.extend(tail);
-    Prepared { shader, layout: full, split }
+    let dom = dom.filter(|_| !cfg_changed);
+    Prepared { shader, layout: full, split, dom }
 }
 
 /// Whether the live preloads of `insts` come before every other instruction (dead ones
