@@ -93,19 +93,16 @@ impl Liveness {
                 raw.push((cond, b32, true));
             }
         }
-        // The same uses grouped by value (counted, then filled; order kept within a value).
-        let mut start = vec![0u32; nvalues + 1];
-        for &(v, _, _) in &raw {
-            start[v.index() + 1] += 1;
-        }
-        for v in 0..nvalues {
-            start[v + 1] += start[v];
-        }
-        let mut fill = start.clone();
-        let mut uses = vec![(0u32, false); raw.len()];
-        for &(v, b, at_end) in &raw {
-            uses[fill[v.index()] as usize] = (b, at_end);
-            fill[v.index()] += 1;
+        // The same uses chained by value: `last_use[v]` is the last one recorded for v and
+        // `earlier_use[i]` the one before use i (`NO_USE` ends a chain). A chain rather than a
+        // counting sort: one pass over the values instead of three. The order of the uses of
+        // a value does not matter: each adds the blocks on its paths to a set.
+        const NO_USE: u32 = u32::MAX;
+        let mut last_use = vec![NO_USE; nvalues];
+        let mut earlier_use = Vec::with_capacity(raw.len());
+        for (i, &(v, _, _)) in raw.iter().enumerate() {
+            earlier_use.push(last_use[v.index()]);
+            last_use[v.index()] = i as u32;
         }
         // (block, value) pairs in value order, grouped by block at the end.
         let mut live_out: Vec<(u32, Value)> = Vec::with_capacity(raw.len());
@@ -113,11 +110,14 @@ impl Liveness {
         let mut stamp_in = vec![0u32; nblocks];
         let mut stamp_out = vec![0u32; nblocks];
         let mut work: Vec<u32> = Vec::new();
-        for v in 0..nvalues {
+        for (v, &last) in last_use.iter().enumerate() {
             let value = Value(v as u32);
             let tag = v as u32 + 1;
             let defined_in = def_block[v];
-            for &(b, at_end) in &uses[start[v] as usize..start[v + 1] as usize] {
+            let mut next = last;
+            while next != NO_USE {
+                let (_, b, at_end) = raw[next as usize];
+                next = earlier_use[next as usize];
                 if at_end {
                     if stamp_out[b as usize] != tag {
                         stamp_out[b as usize] = tag;

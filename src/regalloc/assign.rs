@@ -71,6 +71,9 @@ pub struct Assigner<'a> {
     /// Owned registers whose value is already dead: results of φs nobody reads (every other
     /// value is freed at its last read or never placed), marked `UNREAD_PHI`.
     dead_owned: u64,
+    /// The number of registers in `owned & !dead_owned`, kept by `set` and `clear` (counting
+    /// the bits of a mask is a software routine on the baseline x86-64 target).
+    live_regs: u32,
     /// Registers some not-yet-defined value would like.
     hint_mask: u64,
     /// Number of the current block in visiting order (from 1): `ValueState::block`.
@@ -98,9 +101,7 @@ pub struct Assigner<'a> {
     preload: u16,
     /// See [`Assigned::max_demand`].
     max_demand: u32,
-    /// Scratch: the instructions of the current block, and what they read (see
-    /// `process_block`).
-    block_buf: Vec<InstId>,
+    /// Scratch: what the instructions of the current block read (see `process_block`).
     use_buf: Vec<Value>,
     use_start_buf: Vec<u32>,
 }
@@ -138,6 +139,21 @@ impl ValueState {
         phi_of: u32::MAX,
         first_member: NO_MEMBER,
     };
+}
+
+impl ValueState {
+    /// Records a read or definition (`flag`) at position `pos` of block number `stamp`: the
+    /// last one of the block is the position `Assigner::dies_at` compares with.
+    #[inline]
+    fn touch(&mut self, stamp: u32, flag: u8, pos: u32) {
+        if self.block != stamp {
+            self.block = stamp;
+            self.flags = flag;
+        } else {
+            self.flags |= flag;
+        }
+        self.last_pos = pos;
+    }
 }
 
 /// A value's place in a read vector, and the index of its next one.
@@ -184,12 +200,23 @@ fn fixed_read(op: Opcode) -> Option<(usize, Reg)> {
     }
 }
 
+/// The even bases `b` whose `n` registers `b..b + n` all lie in `mask`, as a mask of bases
+/// (a bit test per base instead of a loop over the register file).
+fn aligned_bases(mask: u64, n: u8) -> u64 {
+    let mut bases = mask & 0x5555_5555_5555_5555;
+    for k in 1..u32::from(n) {
+        bases &= mask >> k;
+    }
+    bases
+}
+
 /// The immediate-table index of a constant (first exact match).
 pub fn immediate_index(bits: u32) -> Option<u8> {
     IMMEDIATES.iter().position(|e| e.0 == bits).map(|i| i as u8)
 }
 
 /// The machine base of a non-register operand.
+#[inline]
 pub fn fau_base(op: Operand) -> Result<Base, AssignError> {
     match op {
         Operand::Const(c) => immediate_index(c)
@@ -214,6 +241,7 @@ impl<'a> Assigner<'a> {
             owner: [NO_VALUE; 64],
             owned: 0,
             dead_owned: 0,
+            live_regs: 0,
             hint_mask: 0,
             block_stamp: 0,
             group_values: Vec::with_capacity(32),
@@ -228,7 +256,6 @@ impl<'a> Assigner<'a> {
             out: vec![Vec::new(); nb],
             preload: 0,
             max_demand: 0,
-            block_buf: Vec::with_capacity(longest),
             use_buf: Vec::with_capacity(3 * longest),
             use_start_buf: Vec::with_capacity(longest + 1),
         };
@@ -257,8 +284,10 @@ impl<'a> Assigner<'a> {
                         let info = inst.mach.info();
                         // No read vector, no fixed operand.
                         let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                        // (Without staging values only a BLEND has a read vector to record.)
+                        let no_staging = inst.staging[0].is_empty() && inst.staging[1].is_empty();
                         for (k, st) in info.staging.iter().enumerate() {
-                            if st.write {
+                            if st.write || no_staging && op != Opcode::BLEND {
                                 continue;
                             }
                             let vals = s.get(inst.staging[k]);
@@ -270,7 +299,7 @@ impl<'a> Assigner<'a> {
                                 self.add_group(vals, fixed);
                             }
                         }
-                        for src in inst.sources() {
+                        for src in &inst.srcs[..info.srcs.len()] {
                             if let Operand::Pair(lo, hi) = src.operand {
                                 self.add_group(&[lo, hi], None);
                                 simple = false;
@@ -366,24 +395,38 @@ impl<'a> Assigner<'a> {
     }
 
     fn set(&mut self, v: Value, r: Reg) {
+        let bit = regs::bit(r);
+        let was_live = self.owned & !self.dead_owned & bit != 0;
         self.vals[v.index()].loc = r;
         self.owner[r as usize] = v.0;
-        self.owned |= regs::bit(r);
-        if self.flags(v) & UNREAD_PHI != 0 {
-            self.dead_owned |= regs::bit(r);
+        self.owned |= bit;
+        let unread_phi = self.flags(v) & UNREAD_PHI != 0;
+        if unread_phi {
+            self.dead_owned |= bit;
         } else {
-            self.dead_owned &= !regs::bit(r);
+            self.dead_owned &= !bit;
         }
+        self.live_regs = self.live_regs + u32::from(!unread_phi) - u32::from(was_live);
     }
 
     fn clear(&mut self, v: Value) {
         let r = self.vals[v.index()].loc;
         if r != NONE && self.owner[r as usize] == v.0 {
+            let bit = regs::bit(r);
+            self.live_regs -= u32::from(self.owned & !self.dead_owned & bit != 0);
             self.owner[r as usize] = NO_VALUE;
-            self.owned &= !regs::bit(r);
-            self.dead_owned &= !regs::bit(r);
+            self.owned &= !bit;
+            self.dead_owned &= !bit;
         }
         self.vals[v.index()].loc = NONE;
+    }
+
+    /// The number of registers of `through` as `through_mask` computed it with `dying`.
+    fn through_count(&self, through: u64, dying: u32) -> u32 {
+        debug_assert_eq!(self.live_regs, (self.owned & !self.dead_owned).count_ones(), "live register count");
+        debug_assert_eq!(self.live_regs - dying, through.count_ones());
+        let _ = through;
+        self.live_regs - dying
     }
 
     fn owned_mask(&self) -> u64 {
@@ -433,13 +476,24 @@ impl<'a> Assigner<'a> {
     }
 
     /// A register for a new definition of `v` from `avail`, following hints.
+    #[inline]
     fn pick_single(&self, v: Value, avail: u64) -> Option<Reg> {
-        let h = self.vals[v.index()].hint;
+        let st = &self.vals[v.index()];
+        let h = st.hint;
         if h != NONE && avail & regs::bit(h) != 0 {
             return Some(h);
         }
+        // (Most values are in no read vector: that case stays in line.)
+        if st.first_member == NO_MEMBER {
+            return self.lowest(avail);
+        }
+        self.pick_in_vectors(st.first_member, avail)
+    }
+
+    /// [`Self::pick_single`] for a value in read vectors (`k`: its first membership).
+    #[inline(never)]
+    fn pick_in_vectors(&self, mut k: u32, avail: u64) -> Option<Reg> {
         // First member of an undecided read vector: find a free aligned range for the vector.
-        let mut k = self.vals[v.index()].first_member;
         while k != NO_MEMBER {
             let Member { group: g, pos: i, next } = self.member_of[k as usize];
             k = next;
@@ -468,29 +522,33 @@ impl<'a> Assigner<'a> {
         self.lowest(avail)
     }
 
-    /// Lowest even base of `n` registers inside `avail`.
+    /// Lowest even base of `n` registers inside `avail`, preferring a range nobody hinted.
     fn pick_range(&self, n: u8, avail: u64) -> Option<Reg> {
-        let mut fallback = None;
-        let mut base = 0u8;
-        while base + n <= 64 {
-            if let Some(range) = regs::range(base, n)
-                && range & avail == range
-            {
-                if range & self.hint_mask == 0 {
-                    return Some(base);
-                }
-                fallback.get_or_insert(base);
-            }
-            base += 2;
+        match n {
+            0 => return Some(0),
+            65.. => return None,
+            _ => {}
         }
-        fallback
+        let fits = aligned_bases(avail, n);
+        let unhinted = fits & aligned_bases(!self.hint_mask, n);
+        let pick = if unhinted != 0 { unhinted } else { fits };
+        (pick != 0).then(|| pick.trailing_zeros() as Reg)
     }
 
     /// Called when `v` gets register `r`: fixes the base of its read vectors and hints the
     /// other members.
+    #[inline]
     fn note_def(&mut self, v: Value, r: Reg) {
         self.hint_mask &= !regs::bit(r);
-        let mut k = self.vals[v.index()].first_member;
+        let k = self.vals[v.index()].first_member;
+        if k != NO_MEMBER {
+            self.note_def_in_vectors(k, r);
+        }
+    }
+
+    /// [`Self::note_def`] for a value in read vectors (`k`: its first membership).
+    #[inline(never)]
+    fn note_def_in_vectors(&mut self, mut k: u32, r: Reg) {
         while k != NO_MEMBER {
             let Member { group: g, pos: i, next } = self.member_of[k as usize];
             k = next;
@@ -558,9 +616,9 @@ impl<'a> Assigner<'a> {
         for &v in self.live.live_out(b) {
             self.mark(v, LIVE_OUT);
         }
-        let mut insts = std::mem::take(&mut self.block_buf);
-        insts.clear();
-        insts.extend(s.block_insts(b));
+        // Positions are indices into the block's list, dead instructions included (they are
+        // skipped; copying the live ones into a buffer first cost more).
+        let insts: &[InstId] = &s.block(b).insts;
         // The values each instruction reads, kept for `process_machine`: instruction `pos`
         // reads `uses[use_start[pos]..use_start[pos + 1]]`.
         let mut uses = std::mem::take(&mut self.use_buf);
@@ -570,29 +628,33 @@ impl<'a> Assigner<'a> {
         // The φs are at the top (IR invariant); `phi_end` bounds them all the same.
         let mut phi_end = 0;
         let mut phis = 0;
+        let stamp = self.block_stamp;
+        // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
+        let vals: &mut [ValueState] = &mut self.vals;
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             use_start.push(uses.len() as u32);
+            if inst.dead {
+                continue;
+            }
+            let pos = pos as u32;
             if inst.kind == InstKind::Phi {
-                phi_end = pos + 1;
+                phi_end = pos as usize + 1;
                 phis += 1;
             } else {
                 s.for_each_use(inst, |v| {
-                    self.mark(v, READ);
-                    self.vals[v.index()].last_pos = pos as u32;
+                    vals[v.index()].touch(stamp, READ, pos);
                     uses.push(v);
                 });
             }
-            s.for_each_def(inst, |v| {
-                self.mark(v, DEFINED);
-                self.vals[v.index()].last_pos = pos as u32;
-            });
+            s.for_each_def(inst, |v| vals[v.index()].touch(stamp, DEFINED, pos));
         }
         use_start.push(uses.len() as u32);
         // Entry state.
         self.owner = [NO_VALUE; 64];
         self.owned = 0;
         self.dead_owned = 0;
+        self.live_regs = 0;
         let preds: &[Block] = &s.block(b).preds;
         let processed: SmallVec<[Block; 4]> = preds.iter().copied().filter(|p| self.exit_of(*p).is_some()).collect();
         let first_exit = processed.first().and_then(|&first| self.exit_of(first)).unwrap_or_default();
@@ -606,8 +668,11 @@ impl<'a> Assigner<'a> {
             self.set(v, r);
         }
         // φ results.
-        for (pos, &id) in insts[..phi_end].iter().enumerate().filter(|&(_, &i)| s.inst(i).kind == InstKind::Phi) {
+        for (pos, &id) in insts[..phi_end].iter().enumerate() {
             let inst = s.inst(id);
+            if inst.dead || inst.kind != InstKind::Phi {
+                continue;
+            }
             let d = s.get(inst.dests)[0];
             let args = s.get(inst.args);
             let avail = self.allowed & !self.owned_mask();
@@ -647,14 +712,14 @@ impl<'a> Assigner<'a> {
         // Room for some moves (live-range splits, edge copies) besides the instructions.
         let mut out = Vec::with_capacity(insts.len() + insts.len() / 8 + 4);
         for (pos, &id) in insts.iter().enumerate() {
-            if s.inst(id).kind == InstKind::Phi {
+            let inst = s.inst(id);
+            if inst.dead || inst.kind == InstKind::Phi {
                 continue;
             }
             let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
-            self.process_inst(b, pos as u32, id, read, &mut out)?;
+            self.process_inst(b, pos as u32, id, inst, read, &mut out)?;
         }
         self.out[b.index()] = out;
-        self.block_buf = insts;
         self.use_buf = uses;
         self.use_start_buf = use_start;
         // Exit state.
@@ -734,18 +799,18 @@ impl<'a> Assigner<'a> {
         Ok(())
     }
 
-    /// Assigns the instruction `id` at position `pos` of block `b`, which reads `read` (its
-    /// operands as `Shader::for_each_use` lists them).
+    /// Assigns the instruction `inst` (`id`) at position `pos` of block `b`, which reads
+    /// `read` (its operands as `Shader::for_each_use` lists them).
     fn process_inst(
         &mut self,
         b: Block,
         pos: u32,
         id: InstId,
+        inst: &Inst,
         read: &[Value],
         out: &mut Vec<MachInst>,
     ) -> Result<(), AssignError> {
         let s = self.shader;
-        let inst = s.inst(id);
         if inst.kind == InstKind::Phi {
             return Ok(());
         }
@@ -842,22 +907,25 @@ impl<'a> Assigner<'a> {
             }
         }
         // The demand as `note_demand` measures it.
-        self.max_demand = self.max_demand.max(through.count_ones() + u32::max(defs, dying) + slack);
-        for &v in read {
-            if self.vals[v.index()].loc == NONE {
-                return Some(Err(AssignError::Invalid(format!(
-                    "{v} is read by {} in {b} before it has a register",
-                    info.name
-                ))));
-            }
-        }
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
+        let unplaced =
+            |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
         // Built in place (an `Instr` is large; on an error the block's output is dropped).
+        // Every read value must have a register: the sources and the read staging operands
+        // (`read`) are checked as they are translated.
         let at = out.len();
         out.push(MachInst::new(inst.mach.instr(), Origin::Ir(id)));
         let m = &mut out[at].instr;
         for (k, src) in srcs.iter().enumerate() {
             let base = match src.operand {
-                Operand::Value(v) => Base::Register(self.vals[v.index()].loc),
+                Operand::Value(v) => {
+                    let l = self.vals[v.index()].loc;
+                    if l == NONE {
+                        return Some(Err(unplaced(v)));
+                    }
+                    Base::Register(l)
+                }
+                Operand::Uniform(u) => Base::Uniform(u),
                 Operand::None => {
                     return Some(Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))));
                 }
@@ -872,12 +940,19 @@ impl<'a> Assigner<'a> {
             let list = s.get(inst.staging[k]);
             let base = if st.write {
                 staging_base[k]
-            } else {
+            } else if let Some(&v) = list.first() {
                 // At most one value (a longer read is a vector).
-                list.first().map_or(0, |v| self.vals[v.index()].loc)
+                let l = self.vals[v.index()].loc;
+                if l == NONE {
+                    return Some(Err(unplaced(v)));
+                }
+                l
+            } else {
+                0
             };
             m.staging[k] = Staging::new(base, list.len() as u8);
         }
+        debug_assert!(read.iter().all(|&v| self.vals[v.index()].loc != NONE));
         if !dests.is_empty() {
             m.dest = Dest::full(dest_base);
         }
@@ -901,6 +976,7 @@ impl<'a> Assigner<'a> {
 
     /// Registers for the results `vals` (one value, or a vector from an even base) inside
     /// `avail`, as `process_machine` chooses them when no eviction is needed.
+    #[inline(always)]
     fn pick_result(&self, vals: &[Value], avail: u64) -> Option<Reg> {
         let n = vals.len() as u8;
         if n == 1 {
@@ -914,6 +990,7 @@ impl<'a> Assigner<'a> {
     }
 
     /// Gives the results `vals` their registers from `base` on (those still needed after `pos`).
+    #[inline(always)]
     fn place_results(&mut self, vals: &[Value], base: Reg, pos: u32) {
         for (j, &v) in vals.iter().enumerate() {
             if !self.dies_at(v, pos) {
@@ -946,7 +1023,7 @@ impl<'a> Assigner<'a> {
             }
             u32::max(defs, dying) + super::spill::vector_slack(inst)
         };
-        self.max_demand = self.max_demand.max(through.count_ones() + extra);
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + extra);
     }
 
     fn process_copy(
@@ -1160,20 +1237,38 @@ impl<'a> Assigner<'a> {
             } else if let Some(f) = *fixed {
                 f
             } else {
+                // Score of a base: 4 per value already in place, minus 2 per other register
+                // holding a value that outlives the instruction and 1 per other owned register.
+                // Computed as the penalty of the whole range (from running sums over the
+                // register file; `through` lies in `owned`) plus, for the bases where values
+                // are in place, 4 and their penalty back.
+                let owned = self.owned;
+                debug_assert_eq!(through & !owned, 0);
+                debug_assert_eq!(owned, (0..64).filter(|&r| self.owner[r] != NO_VALUE).fold(0, |m, r| m | 1 << r));
+                let penalty = |r: u8| ((owned >> r) & 1) as i32 + ((through >> r) & 1) as i32;
+                // penalty_below[r]: the summed penalty of r0..r.
+                let mut penalty_below = [0i32; 65];
+                for r in 0..64u8 {
+                    penalty_below[r as usize + 1] = penalty_below[r as usize] + penalty(r);
+                }
+                let mut in_place_at: SmallVec<[(u8, i32); 8]> = SmallVec::new();
+                let mut in_place_bases = 0u64;
+                for (i, v) in vals.iter().enumerate() {
+                    let l = self.vals[v.index()].loc;
+                    if l != NONE && l as usize >= i && (l as usize - i) % 2 == 0 {
+                        let b = l - i as u8;
+                        in_place_at.push((b, 4 + penalty(l)));
+                        in_place_bases |= regs::bit(b);
+                    }
+                }
                 let mut best: Option<(i32, u8)> = None;
                 let mut base = 0u8;
                 while base + n <= 64 {
                     let Some(range) = regs::range(base, n) else { break };
                     if range & self.allowed == range && range & (target_mask | reserved) == 0 {
-                        let mut score = 0i32;
-                        for i in 0..n {
-                            let r = base + i;
-                            if self.vals[vals[i as usize].index()].loc == r {
-                                score += 4;
-                            } else if let Some(w) = self.owner_of(r) {
-                                score -= if through & regs::bit(r) != 0 { 2 } else { 1 };
-                                let _ = w;
-                            }
+                        let mut score = penalty_below[base as usize] - penalty_below[(base + n) as usize];
+                        if in_place_bases & regs::bit(base) != 0 {
+                            score += in_place_at.iter().filter(|(b, _)| *b == base).map(|(_, s)| s).sum::<i32>();
                         }
                         if best.is_none_or(|(s, _)| score > s) {
                             best = Some((score, base));

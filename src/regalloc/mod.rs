@@ -162,13 +162,25 @@ fn try_assign(
     // Straight-line code (one block, no edge; most shaders) needs no dominator tree: the block
     // is the whole order, and there is no loop and no unreachable block.
     let straight = shader.blocks.len() == 1 && shader.blocks[0].preds.is_empty();
-    let dom = (!straight).then(|| crate::ir::dom::DomTree::compute(shader));
-    let rpo: &[Block] = dom.as_ref().map_or(&[Block(0)], |d| &d.rpo);
+    // The tree `prepare` computed still describes the prepared shader when preparing left the
+    // control flow alone (spill code adds no block either, but only the prepared shader
+    // itself is trusted here).
+    let computed;
+    let dom: Option<&crate::ir::dom::DomTree> = if straight {
+        None
+    } else if let Some(d) = prepared.dom.as_ref().filter(|_| std::ptr::eq(shader, &prepared.shader)) {
+        debug_assert_eq!(d.rpo, crate::ir::dom::DomTree::compute(shader).rpo, "the tree kept by prepare");
+        Some(d)
+    } else {
+        computed = crate::ir::dom::DomTree::compute(shader);
+        Some(&computed)
+    };
+    let rpo: &[Block] = dom.map_or(&[Block(0)], |d| &d.rpo);
     let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, rpo)?;
     let mut blocks = assigned.blocks;
     let mut max_demand = assigned.max_demand;
     let mut loops = 0;
-    if let Some(dom) = &dom {
+    if let Some(dom) = dom {
         // The assignment measured the blocks it visited.
         let unvisited: Vec<Block> = (0..shader.blocks.len() as u32)
             .map(Block)
@@ -202,8 +214,12 @@ fn try_assign(
         loops,
         laid_out: false,
     };
-    mach.recompute_preds();
-    if options.check || cfg!(test) {
+    let check = options.check || cfg!(test);
+    if check {
+        // (Otherwise the predecessors are computed once, after removing empty edge blocks.)
+        mach.recompute_preds();
+    }
+    if check {
         if let Err(errors) = check::check(shader, &mach, spill, allowed) {
             panic!(
                 "regalloc: the checker rejected the allocation:\n  {}\n{}\n{}",
@@ -221,6 +237,10 @@ fn try_assign(
 /// straight to their successor.
 fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
     let n = mach.blocks.len();
+    if !split.contains(&true) {
+        mach.recompute_preds();
+        return;
+    }
     let mut redirect: Vec<usize> = (0..n).collect();
     let mut keep = vec![true; n];
     for (i, b) in mach.blocks.iter().enumerate() {
@@ -252,7 +272,7 @@ fn remove_empty_edge_blocks(mach: &mut MachShader, split: &[bool]) {
         }
     }
     let map = |t: usize| new_index[redirect[t]];
-    let old = std::mem::take(&mut mach.blocks);
+    let old = std::mem::replace(&mut mach.blocks, Vec::with_capacity(next));
     for (i, mut b) in old.into_iter().enumerate() {
         if !keep[i] {
             continue;

@@ -25,6 +25,10 @@ pub struct Prepared {
     pub layout: Vec<Block>,
     /// Blocks made by edge splitting (indexed by IR block).
     pub split: Vec<bool>,
+    /// The dominator tree of `shader` when preparing did not change its control flow (the
+    /// tree of the input, which preparing needed anyway); `None` for straight-line code or
+    /// when blocks or edges changed.
+    pub dom: Option<DomTree>,
 }
 
 /// Prepares a copy of `input`.
@@ -40,6 +44,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let dom = (!straight).then(|| DomTree::compute(&shader));
     let reachable = |b: Block| dom.as_ref().is_none_or(|d| d.is_reachable(b));
     let n = shader.blocks.len();
+    // Whether a step below changes the control flow (then `dom` no longer describes it).
+    let mut cfg_changed = false;
     // 1. Unreachable predecessors.
     for b in 0..n {
         if !reachable(Block(b as u32)) {
@@ -48,6 +54,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         if shader.blocks[b].preds.iter().all(|&p| reachable(p)) {
             continue;
         }
+        cfg_changed = true;
         let preds = shader.blocks[b].preds.clone();
         let keep: Vec<bool> = preds.iter().map(|p| reachable(*p)).collect();
         let ids: Vec<_> = shader.blocks[b].insts.clone();
@@ -67,11 +74,28 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     let mut first_of: [Option<Value>; 64] = [None; 64];
     let mut renames: Vec<(Value, Value)> = Vec::new();
     let mut preloads = Vec::new();
+    // Preloads left in place at the top of the entry block.
+    let mut entry_prefix = 0;
     for b in 0..n {
         let is_preload = |id: &InstId| {
             let inst = shader.inst(*id);
             matches!(inst.kind, InstKind::Preload(_)) && !inst.dead
         };
+        // Usually the entry block already starts with its preloads, one per register (or has
+        // none): then it stays as it is (the rebuild below would produce the same list), and
+        // preloads found in other blocks go right after them.
+        if b == 0 && preloads_in_place(&shader, &shader.blocks[0].insts) {
+            for &id in &shader.blocks[0].insts {
+                let inst = shader.inst(id);
+                let InstKind::Preload(r) = inst.kind else { break };
+                if inst.dead {
+                    break;
+                }
+                first_of[r as usize] = Some(shader.get(inst.dests)[0]);
+                entry_prefix += 1;
+            }
+            continue;
+        }
         if !reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
             continue;
         }
@@ -98,10 +122,12 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         }
         shader.blocks[b].insts = rest;
     }
-    let entry = &mut shader.blocks[0].insts;
-    let mut with_preloads = preloads;
-    with_preloads.append(entry);
-    *entry = with_preloads;
+    if !preloads.is_empty() {
+        let entry = &mut shader.blocks[0].insts;
+        let rest = entry.split_off(entry_prefix);
+        entry.extend(preloads);
+        entry.extend(rest);
+    }
     if !renames.is_empty() {
         let mut map = vec![None; shader.values.len()];
         for (from, to) in renames {
@@ -121,6 +147,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         Some(dom) => super::loops::layout(&mut shader, dom),
         None => vec![Block(0)],
     };
+    // (A latch is a new block; without one the control flow is as it was.)
+    cfg_changed |= shader.blocks.len() != n;
     let n = shader.blocks.len();
     // 4. Critical edges.
     let mut split = vec![false; n];
@@ -138,6 +166,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
                 continue;
             }
             let mid = shader.add_block();
+            cfg_changed = true;
             split.push(true);
             after.push(Vec::new());
             before.push(Vec::new());
@@ -170,5 +199,26 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         full.extend(after[b.index()].iter().copied());
     }
     full.extend(tail);
-    Prepared { shader, layout: full, split }
+    let dom = dom.filter(|_| !cfg_changed);
+    Prepared { shader, layout: full, split, dom }
+}
+
+/// Whether the live preloads of `insts` come before every other instruction (dead ones
+/// included) and load distinct registers: step 2 would leave such a list unchanged.
+fn preloads_in_place(shader: &Shader, insts: &[InstId]) -> bool {
+    let mut loaded = 0u64;
+    let mut prefix = true;
+    for &id in insts {
+        let inst = shader.inst(id);
+        match inst.kind {
+            InstKind::Preload(r) if !inst.dead => {
+                if !prefix || loaded & (1u64 << r) != 0 {
+                    return false;
+                }
+                loaded |= 1u64 << r;
+            }
+            _ => prefix = false,
+        }
+    }
+    true
 }
