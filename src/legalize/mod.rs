@@ -14,6 +14,9 @@
 //!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
 //!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
 //!    operands into registers, last source first.
+//!
+//! [`run`] reports whether the clean-up after it (CSE, then DCE) can have new work
+//! ([`Report::may_merge`]).
 
 pub mod imm;
 
@@ -23,18 +26,43 @@ use crate::valhall::tables::{INSTRUCTION_COUNT, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
+/// What [`run`] did, as far as the clean-up after it (CSE, then DCE) is concerned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Whether an instruction may now equal another one, so that CSE (and then DCE) may find
+    /// work that was not there before legalisation: an operand was materialised (a `copy` of
+    /// a constant, uniform or special value), an addition fused with its constant, a byte-lane
+    /// source given its `.b00` selection, or a constant source re-encoded that was not a plain
+    /// constant (`#0x3F800000.neg`, `#0x100.b00`, `#c.abs`: two such sources can read one
+    /// value).
+    ///
+    /// When false, the only change is that plain constant sources (no modifier other than
+    /// `not` and the lane selection, each kept) took their table encoding, which for one source
+    /// slot maps different values to different encodings; the opcode, modifiers and every
+    /// other source stay. So two instructions equal after legalisation were equal before, and
+    /// no value lost a use or an instruction: CSE and DCE find nothing they would not have
+    /// found on the shader as it was before [`run`].
+    ///
+    /// DCE needs no report: legalisation removes no use of any value and every instruction it
+    /// adds is read, and a CSE merge keeps the operands of the instruction it removes read by
+    /// the one it keeps. So after legalisation and CSE, DCE finds work only if it would have
+    /// found some before legalisation.
+    pub may_merge: bool,
+}
+
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
 /// place until an instruction needs an operand materialised; from there on the list is rebuilt
 /// in one pass, materialised operands right before their reader.
 #[inline(never)] // A symbol of its own in profiles.
-pub fn run(shader: &mut Shader) {
+pub fn run(shader: &mut Shader) -> Report {
+    let mut report = Report::default();
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
         let n = shader.blocks[b].insts.len();
         // In place: the steps append what they materialise to the end of the list.
         let mut done = 0;
         while done < n && shader.blocks[b].insts.len() == n {
-            legalize(shader, block, shader.blocks[b].insts[done]);
+            legalize(shader, block, shader.blocks[b].insts[done], &mut report);
             done += 1;
         }
         if shader.blocks[b].insts.len() == n {
@@ -49,20 +77,21 @@ pub fn run(shader: &mut Shader) {
         list.extend_from_slice(&old[n..]);
         list.push(old[done - 1]);
         for &id in &old[done..n] {
-            legalize(shader, block, id);
+            legalize(shader, block, id, &mut report);
             shader.blocks[b].insts.push(id);
         }
     }
+    report
 }
 
 /// Legalises one instruction; operands it materialises are appended to `block`'s list.
 #[inline]
-fn legalize(shader: &mut Shader, block: Block, id: InstId) {
+fn legalize(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
     let inst = shader.inst(id);
     if !inst.dead && inst.is_machine() && needs_work(inst) {
-        fuse_immediate_add(shader, id);
-        encode_constants(shader, block, id);
-        enforce_fau_limits(shader, block, id);
+        fuse_immediate_add(shader, id, report);
+        encode_constants(shader, block, id, report);
+        enforce_fau_limits(shader, block, id, report);
     }
 }
 
@@ -147,7 +176,7 @@ fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
 
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
 /// in the table and nothing else (modifiers, saturation, clamp) is in the way.
-fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
+fn fuse_immediate_add(shader: &mut Shader, id: InstId, report: &mut Report) {
     let op = shader.inst(id).mach.opcode;
     let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
     if !is_int && !is_float {
@@ -177,11 +206,12 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
         fused.dests = inst.dests;
         fused.srcs[0] = x;
         *shader.inst_mut(id) = fused;
+        report.may_merge = true;
         return;
     }
 }
 
-fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
+fn encode_constants(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
     let inst = shader.inst(id);
     let info = inst.mach.info();
     // Most instructions have neither a constant nor a byte-lane source: nothing to do.
@@ -197,6 +227,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     for (k, sinfo) in info.srcs.iter().enumerate() {
         if sinfo.widen_kind == WidenKind::Lanes && srcs[k].widen == 0 {
             srcs[k].widen = 4;
+            report.may_merge = true;
         }
     }
     let mut b = Builder::new(shader, block);
@@ -206,14 +237,21 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
             continue;
         }
         let Operand::Const(raw) = src.operand else { continue };
+        let plain_fields =
+            !src.neg && !src.abs && src.swizzle == sinfo.default_swizzle() && src.widen == identity_widen(sinfo);
         if !folds_exactly(&src, sinfo) {
             // Selections of 16-bit halves or lanes (and a negation at that granularity) read
             // the constant the same way from the table or from a register: keep every field.
-            let operand = if imm::is_entry(raw) { Operand::Const(raw) } else { Operand::Value(b.konst(raw)) };
-            srcs[k] = Src { operand, ..src };
+            if imm::is_entry(raw) {
+                report.may_merge |= !plain_fields;
+            } else {
+                srcs[k] = Src { operand: Operand::Value(b.konst(raw)), ..src };
+                report.may_merge = true;
+            }
             continue;
         }
         let value = effective_value(&src, sinfo, signed);
+        report.may_merge |= !(plain_fields && value == raw);
         if let Some(e) = imm::encode(value, sinfo, signed) {
             srcs[k] = Src {
                 operand: Operand::Const(e.entry),
@@ -226,6 +264,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
             };
             continue;
         }
+        report.may_merge = true;
         srcs[k] = if sinfo.size == 64 {
             let lo = b.konst(value);
             let hi = b.konst(0);
@@ -251,6 +290,11 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
         widen,
         lane: src.lane,
     }
+}
+
+/// The widen field of a source read whole: `.b00` for byte lanes, else the field's default.
+fn identity_widen(info: &SrcInfo) -> u8 {
+    if info.widen_kind == WidenKind::Lanes { 4 } else { info.default_widen() }
 }
 
 /// The machine instruction with placeholder registers, for checking FAU rules.
@@ -284,7 +328,7 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
     for _ in 0..4 {
         let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
@@ -353,6 +397,7 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
             Operand::Value(b.copy(src.operand))
         };
         shader.inst_mut(id).srcs[k] = Src { operand, ..src };
+        report.may_merge = true;
     }
 }
 
@@ -418,6 +463,73 @@ mod tests {
             &format!("{HEAD}    %2 = IADD.s32 %1, #0x1234FFFF.h0\n    %3 = IADD.u32 %1, #0x1234FFFF.h0\n    end\n"),
             &format!("{HEAD}    %2 = IADD.s32 %1, #0xFFFFFFFF\n    %3 = IADD.u32 %1, #0xFFFFFFFF.h0\n    end\n"),
         );
+    }
+
+    /// Every sample, after lowering and optimisation (CSE and DCE have nothing left to do, as
+    /// the optimiser's fixed point promises): a legalisation that reports no possible merge
+    /// leaves CSE nothing to do, and DCE never finds work after legalisation and CSE.
+    #[test]
+    fn the_report_tells_when_cleanup_can_find_work() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p)
+                } else if p.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(p)
+                }
+            }
+        }
+        files.sort();
+        let (mut clean, mut total) = (0, 0);
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let Ok(program) = crate::tgsi::parse(&text) else { continue };
+            let Ok(lowered) = crate::lower::lower(&program, &crate::lower::Options::default()) else { continue };
+            let mut shader = lowered.shader;
+            crate::opt::optimize(&mut shader, &crate::opt::Options::default());
+            let mut settled = shader.clone();
+            assert!(!crate::opt::cse::run(&mut settled), "{}: CSE after the optimiser", f.display());
+            assert!(!crate::opt::dce::run(&mut settled), "{}: DCE after the optimiser", f.display());
+            let report = run(&mut shader);
+            total += 1;
+            if !report.may_merge {
+                clean += 1;
+                let before = print(&shader);
+                assert!(!crate::opt::cse::run(&mut shader), "{}: CSE found work", f.display());
+                assert_eq!(print(&shader), before);
+            } else {
+                crate::opt::cse::run(&mut shader);
+            }
+            // Legalisation leaves no dead code, and CSE's merges none either.
+            assert!(!crate::opt::dce::run(&mut shader), "{}: DCE found work", f.display());
+        }
+        eprintln!("{clean} of {total} legalised samples need no clean-up");
+        assert!(total > 50);
+    }
+
+    #[test]
+    fn reports_possible_merges() {
+        // Plain constants take their encoding: nothing can merge.
+        let mut s =
+            parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    %3 = FADD.f32 %0, #0x3F800000\n    end\n"))
+                .unwrap();
+        assert!(!run(&mut s).may_merge);
+        // A negated constant reads the value of the plain one next to it.
+        let mut s = parse(&format!(
+            "{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    %3 = FADD.f32 %0, #0x3F800000.neg\n    end\n"
+        ))
+        .unwrap();
+        assert!(run(&mut s).may_merge);
+        assert!(crate::opt::cse::run(&mut s));
+        // Materialised and fused constants.
+        for body in ["%2 = CSEL.u32.eq %0, #0x5, %1, #0x12345678", "%2 = IADD.s32 %1, #0x10000"] {
+            let mut s = parse(&format!("{HEAD}    {body}\n    end\n")).unwrap();
+            assert!(run(&mut s).may_merge, "{body}");
+        }
     }
 
     #[test]
