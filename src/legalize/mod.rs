@@ -14,9 +14,6 @@
 //!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
 //!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
 //!    operands into registers, last source first.
-//!
-//! [`run`] reports whether the clean-up after it (CSE, then DCE) can have new work
-//! ([`Report::may_merge`]).
 
 pub mod imm;
 
@@ -26,43 +23,23 @@ use crate::valhall::tables::{INSTRUCTION_COUNT, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
 use std::sync::LazyLock;
 
-/// What [`run`] did, as far as the clean-up after it (CSE, then DCE) is concerned.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Report {
-    /// Whether an instruction may now equal another one, so that CSE (and then DCE) may find
-    /// work that was not there before legalisation: an operand was materialised (a `copy` of
-    /// a constant, uniform or special value), an addition fused with its constant, a byte-lane
-    /// source given its `.b00` selection, or a constant source re-encoded that was not a plain
-    /// constant (`#0x3F800000.neg`, `#0x100.b00`, `#c.abs`: two such sources can read one
-    /// value).
-    ///
-    /// When false, the only change is that plain constant sources (no modifier other than
-    /// `not` and the lane selection, each kept) took their table encoding, which for one source
-    /// slot maps different values to different encodings; the opcode, modifiers and every
-    /// other source stay. So two instructions equal after legalisation were equal before, and
-    /// no value lost a use or an instruction: CSE and DCE find nothing they would not have
-    /// found on the shader as it was before [`run`].
-    ///
-    /// DCE needs no report: legalisation removes no use of any value and every instruction it
-    /// adds is read, and a CSE merge keeps the operands of the instruction it removes read by
-    /// the one it keeps. So after legalisation and CSE, DCE finds work only if it would have
-    /// found some before legalisation.
-    pub may_merge: bool,
-}
-
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
 /// place until an instruction needs an operand materialised; from there on the list is rebuilt
 /// in one pass, materialised operands right before their reader.
+///
+/// Legalisation removes no use of any value and every instruction it adds is read; a CSE merge
+/// afterwards keeps the operands of the instruction it removes read by the one it keeps. So
+/// after legalisation and CSE, DCE finds work only if it would have found some before
+/// legalisation (the optimiser leaves none, nor does the IDVS split, which ends with DCE).
 #[inline(never)] // A symbol of its own in profiles.
-pub fn run(shader: &mut Shader) -> Report {
-    let mut report = Report::default();
+pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
         let n = shader.blocks[b].insts.len();
         // In place: the steps append what they materialise to the end of the list.
         let mut done = 0;
         while done < n && shader.blocks[b].insts.len() == n {
-            legalize(shader, block, shader.blocks[b].insts[done], &mut report);
+            legalize(shader, block, shader.blocks[b].insts[done]);
             done += 1;
         }
         if shader.blocks[b].insts.len() == n {
@@ -77,21 +54,20 @@ pub fn run(shader: &mut Shader) -> Report {
         list.extend_from_slice(&old[n..]);
         list.push(old[done - 1]);
         for &id in &old[done..n] {
-            legalize(shader, block, id, &mut report);
+            legalize(shader, block, id);
             shader.blocks[b].insts.push(id);
         }
     }
-    report
 }
 
 /// Legalises one instruction; operands it materialises are appended to `block`'s list.
 #[inline]
-fn legalize(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
+fn legalize(shader: &mut Shader, block: Block, id: InstId) {
     let inst = shader.inst(id);
     if !inst.dead && inst.is_machine() && needs_work(inst) {
-        fuse_immediate_add(shader, id, report);
-        encode_constants(shader, block, id, report);
-        enforce_fau_limits(shader, block, id, report);
+        fuse_immediate_add(shader, id);
+        encode_constants(shader, block, id);
+        enforce_fau_limits(shader, block, id);
     }
 }
 
@@ -176,7 +152,7 @@ fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
 
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
 /// in the table and nothing else (modifiers, saturation, clamp) is in the way.
-fn fuse_immediate_add(shader: &mut Shader, id: InstId, report: &mut Report) {
+fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
     let op = shader.inst(id).mach.opcode;
     let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
     if !is_int && !is_float {
@@ -206,12 +182,11 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId, report: &mut Report) {
         fused.dests = inst.dests;
         fused.srcs[0] = x;
         *shader.inst_mut(id) = fused;
-        report.may_merge = true;
         return;
     }
 }
 
-fn encode_constants(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
+fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     let inst = shader.inst(id);
     let info = inst.mach.info();
     // Most instructions have neither a constant nor a byte-lane source: nothing to do.
@@ -227,7 +202,6 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId, report: &mut 
     for (k, sinfo) in info.srcs.iter().enumerate() {
         if sinfo.widen_kind == WidenKind::Lanes && srcs[k].widen == 0 {
             srcs[k].widen = 4;
-            report.may_merge = true;
         }
     }
     let mut b = Builder::new(shader, block);
@@ -237,21 +211,14 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId, report: &mut 
             continue;
         }
         let Operand::Const(raw) = src.operand else { continue };
-        let plain_fields =
-            !src.neg && !src.abs && src.swizzle == sinfo.default_swizzle() && src.widen == identity_widen(sinfo);
         if !folds_exactly(&src, sinfo) {
             // Selections of 16-bit halves or lanes (and a negation at that granularity) read
             // the constant the same way from the table or from a register: keep every field.
-            if imm::is_entry(raw) {
-                report.may_merge |= !plain_fields;
-            } else {
-                srcs[k] = Src { operand: Operand::Value(b.konst(raw)), ..src };
-                report.may_merge = true;
-            }
+            let operand = if imm::is_entry(raw) { Operand::Const(raw) } else { Operand::Value(b.konst(raw)) };
+            srcs[k] = Src { operand, ..src };
             continue;
         }
         let value = effective_value(&src, sinfo, signed);
-        report.may_merge |= !(plain_fields && value == raw);
         if let Some(e) = imm::encode(value, sinfo, signed) {
             srcs[k] = Src {
                 operand: Operand::Const(e.entry),
@@ -264,7 +231,6 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId, report: &mut 
             };
             continue;
         }
-        report.may_merge = true;
         srcs[k] = if sinfo.size == 64 {
             let lo = b.konst(value);
             let hi = b.konst(0);
@@ -290,11 +256,6 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
         widen,
         lane: src.lane,
     }
-}
-
-/// The widen field of a source read whole: `.b00` for byte lanes, else the field's default.
-fn identity_widen(info: &SrcInfo) -> u8 {
-    if info.widen_kind == WidenKind::Lanes { 4 } else { info.default_widen() }
 }
 
 /// The machine instruction with placeholder registers, for checking FAU rules.
@@ -328,7 +289,7 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, report: &mut Report) {
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
     for _ in 0..4 {
         let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
@@ -397,7 +358,6 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, report: &mu
             Operand::Value(b.copy(src.operand))
         };
         shader.inst_mut(id).srcs[k] = Src { operand, ..src };
-        report.may_merge = true;
     }
 }
 
@@ -466,10 +426,9 @@ mod tests {
     }
 
     /// Every sample, after lowering and optimisation (CSE and DCE have nothing left to do, as
-    /// the optimiser's fixed point promises): a legalisation that reports no possible merge
-    /// leaves CSE nothing to do, and DCE never finds work after legalisation and CSE.
+    /// the optimiser's fixed point promises), then legalisation and CSE: DCE finds nothing.
     #[test]
-    fn the_report_tells_when_cleanup_can_find_work() {
+    fn no_dead_code_after_legalisation_and_cse() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
         let mut files = Vec::new();
         let mut dirs = vec![std::path::PathBuf::from(root)];
@@ -484,7 +443,7 @@ mod tests {
             }
         }
         files.sort();
-        let (mut clean, mut total) = (0, 0);
+        let mut checked = 0;
         for f in &files {
             let text = std::fs::read_to_string(f).unwrap();
             let Ok(program) = crate::tgsi::parse(&text) else { continue };
@@ -494,42 +453,12 @@ mod tests {
             let mut settled = shader.clone();
             assert!(!crate::opt::cse::run(&mut settled), "{}: CSE after the optimiser", f.display());
             assert!(!crate::opt::dce::run(&mut settled), "{}: DCE after the optimiser", f.display());
-            let report = run(&mut shader);
-            total += 1;
-            if !report.may_merge {
-                clean += 1;
-                let before = print(&shader);
-                assert!(!crate::opt::cse::run(&mut shader), "{}: CSE found work", f.display());
-                assert_eq!(print(&shader), before);
-            } else {
-                crate::opt::cse::run(&mut shader);
-            }
-            // Legalisation leaves no dead code, and CSE's merges none either.
+            run(&mut shader);
+            crate::opt::cse::run(&mut shader);
             assert!(!crate::opt::dce::run(&mut shader), "{}: DCE found work", f.display());
+            checked += 1;
         }
-        eprintln!("{clean} of {total} legalised samples need no clean-up");
-        assert!(total > 50);
-    }
-
-    #[test]
-    fn reports_possible_merges() {
-        // Plain constants take their encoding: nothing can merge.
-        let mut s =
-            parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    %3 = FADD.f32 %0, #0x3F800000\n    end\n"))
-                .unwrap();
-        assert!(!run(&mut s).may_merge);
-        // A negated constant reads the value of the plain one next to it.
-        let mut s = parse(&format!(
-            "{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    %3 = FADD.f32 %0, #0x3F800000.neg\n    end\n"
-        ))
-        .unwrap();
-        assert!(run(&mut s).may_merge);
-        assert!(crate::opt::cse::run(&mut s));
-        // Materialised and fused constants.
-        for body in ["%2 = CSEL.u32.eq %0, #0x5, %1, #0x12345678", "%2 = IADD.s32 %1, #0x10000"] {
-            let mut s = parse(&format!("{HEAD}    {body}\n    end\n")).unwrap();
-            assert!(run(&mut s).may_merge, "{body}");
-        }
+        assert!(checked > 50);
     }
 
     #[test]
