@@ -1111,15 +1111,17 @@ impl<'p> Ctx<'p> {
         // Fall off the end of the routine (inner constructs are closed here).
         let Some(Construct::Routine { exit, mut exit_edges, .. }) = self.constructs.pop() else { return };
         self.shader.set_terminator(self.block, Terminator::Jump(exit));
-        let now = self.ssa.snapshot();
+        // Without other edges (the main program, usually) no snapshot is needed to tell.
+        let now = (!exit_edges.is_empty()).then(|| self.ssa.snapshot());
         self.switch_to(exit);
-        if exit_edges.iter().all(|e| *e == now) {
+        match now {
+            Some(now) if !exit_edges.iter().all(|e| *e == now) => {
+                exit_edges.push(now);
+                self.merge_edges(exit, &exit_edges);
+            }
             // Every edge has the current state (the main program: END, then the fall-through
             // from the unreachable block after it), so no φ is needed.
-            self.merge_current();
-        } else {
-            exit_edges.push(now);
-            self.merge_edges(exit, &exit_edges);
+            _ => self.merge_current(),
         }
     }
 
