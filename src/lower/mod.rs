@@ -126,6 +126,20 @@ pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostic
     }
 }
 
+/// A set of variables as flags indexed by variable.
+struct SeenVars(Vec<bool>);
+
+impl SeenVars {
+    /// Adds `var`; returns whether it was new (as `HashSet::insert`).
+    fn insert(&mut self, var: Var) -> bool {
+        let i = var.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, false);
+        }
+        !std::mem::replace(&mut self.0[i], true)
+    }
+}
+
 /// A construct being lowered.
 enum Construct {
     If {
@@ -665,7 +679,8 @@ impl<'p> Ctx<'p> {
     /// Variables the instructions in `start..end` may write (following CAL into subroutines).
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
-        let mut seen = rustc_hash::FxHashSet::default();
+        // Variables are small dense indices: a table of flags rather than a hash set.
+        let mut seen = SeenVars(Vec::new());
         let mut dst_vars = Vec::new();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
