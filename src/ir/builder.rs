@@ -147,7 +147,10 @@ impl<'a> Builder<'a> {
                 self.shader.list(values)
             };
         }
-        inst.srcs[..srcs.len()].copy_from_slice(srcs);
+        // Element by element: a slice copy of unknown length is a `memcpy` call.
+        for (o, s) in inst.srcs.iter_mut().zip(srcs) {
+            *o = *s;
+        }
         (self.insert(inst), written.unwrap_or(ValueList::EMPTY))
     }
 
