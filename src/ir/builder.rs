@@ -5,9 +5,10 @@
 //! helpers below them cover the instructions the lowering recipes use most, with Mesa's
 //! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
 
-use super::{Block, Inst, InstId, InstKind, MachOp, Operand, Shader, Src, Value, ValueList};
-use crate::valhall::tables::{Clamp, Condition, ResultType, RoundMode};
+use super::{Block, Inst, InstId, InstKind, MachOp, Operand, Shader, Src, Value, ValueInfo, ValueList};
+use crate::valhall::tables::{Clamp, Condition, INSTRUCTION_COUNT, IsaEnum, ModKind, ResultType, RoundMode};
 use crate::valhall::{Instr, Opcode};
+use std::sync::LazyLock;
 
 /// Negative zero, the additive identity that keeps `-0` results (`x + -0 = x` for every x).
 pub const NEG_ZERO: u32 = 0x8000_0000;
@@ -55,10 +56,9 @@ impl<'a> Builder<'a> {
     /// the arena: assembling an `Inst` first would copy its 140 bytes once more.
     #[inline(always)]
     fn single_dest(&mut self, kind: InstKind, src: Src, args: &[Value]) -> Value {
-        let dests = self.shader.new_values(1);
-        let dest = self.shader.get(dests)[0];
-        let args = if kind == InstKind::Phi { self.shader.list(args) } else { ValueList::EMPTY };
         let id = InstId(self.shader.insts.len() as u32);
+        let (dest, dests) = self.new_dest(id);
+        let args = if kind == InstKind::Phi { self.shader.list(args) } else { ValueList::EMPTY };
         self.shader.insts.push(Inst {
             kind,
             mach: MachOp::new(Opcode::NOP),
@@ -68,9 +68,17 @@ impl<'a> Builder<'a> {
             args,
             dead: false,
         });
-        self.shader.values[dest.index()].def = Some(id);
         self.place(id);
         dest
+    }
+
+    /// A new value defined by instruction `id` (about to be added) and its one-value list, as
+    /// `Shader::new_values(1)` followed by setting the definition would make them.
+    #[inline(always)]
+    fn new_dest(&mut self, id: InstId) -> (Value, ValueList) {
+        let dest = Value(self.shader.values.len() as u32);
+        self.shader.values.push(ValueInfo { def: Some(id) });
+        (dest, self.shader.list(&[dest]))
     }
 
     /// An ALU instruction from a machine template whose operand fields are those of
@@ -85,9 +93,8 @@ impl<'a> Builder<'a> {
         }
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
         debug_assert_eq!(MachOp::of(&mach).instr(), mach, "{}: operand fields set", info.name);
-        let dests = self.shader.new_values(1);
-        let dest = self.shader.get(dests)[0];
         let id = InstId(self.shader.insts.len() as u32);
+        let (dest, dests) = self.new_dest(id);
         // The instruction is built in the arena and its sources copied there afterwards: an
         // `Inst` assembled first is copied whole (140 bytes) once more.
         self.shader.insts.push(Inst {
@@ -105,7 +112,6 @@ impl<'a> Builder<'a> {
                 *o = *s;
             }
         }
-        self.shader.values[dest.index()].def = Some(id);
         self.place(id);
         dest
     }
@@ -141,7 +147,10 @@ impl<'a> Builder<'a> {
                 self.shader.list(values)
             };
         }
-        inst.srcs[..srcs.len()].copy_from_slice(srcs);
+        // Element by element: a slice copy of unknown length is a `memcpy` call.
+        for (o, s) in inst.srcs.iter_mut().zip(srcs) {
+            *o = *s;
+        }
         (self.insert(inst), written.unwrap_or(ValueList::EMPTY))
     }
 
@@ -213,13 +222,13 @@ impl<'a> Builder<'a> {
     /// `FADD x, -0.0` with a clamp: a stand-alone saturate (or copy with modifiers).
     pub fn fclamp(&mut self, x: impl Into<Src>, clamp: Clamp) -> Value {
         let mut mach = Instr::new(Opcode::FADD_F32);
-        let _ = mach.set_clamp(clamp);
+        set_mod(&mut mach, |s| s.clamp, clamp);
         self.clean_alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
     }
 
     pub fn fround(&mut self, x: impl Into<Src>, mode: RoundMode) -> Value {
         let mut mach = Instr::new(Opcode::FROUND_F32);
-        let _ = mach.set_round_mode(mode);
+        set_mod(&mut mach, |s| s.round_mode, mode);
         self.clean_alu(mach, &[x.into()])
     }
 
@@ -234,8 +243,8 @@ impl<'a> Builder<'a> {
     /// Float comparison producing `result` (`.f1` 0.0/1.0, `.m1` 0/~0, `.i1` 0/1).
     pub fn fcmp(&mut self, cond: Condition, a: impl Into<Src>, b: impl Into<Src>, result: ResultType) -> Value {
         let mut mach = Instr::new(Opcode::FCMP_OR_F32);
-        let _ = mach.set_condition(cond);
-        let _ = mach.set_result_type(result);
+        set_mod(&mut mach, |s| s.condition, cond);
+        set_mod(&mut mach, |s| s.result_type, result);
         self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
     }
 
@@ -270,22 +279,22 @@ impl<'a> Builder<'a> {
         result: ResultType,
     ) -> Value {
         let mut mach = Instr::new(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
-        let _ = mach.set_condition(cond);
-        let _ = mach.set_result_type(result);
+        set_mod(&mut mach, |s| s.condition, cond);
+        set_mod(&mut mach, |s| s.result_type, result);
         self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
     }
 
     /// `(a cond b) ? t : f` with an integer comparison (`.s32`/`.u32`).
     pub fn csel(&mut self, signed: bool, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
         let mut mach = Instr::new(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
-        let _ = mach.set_condition(cond);
+        set_mod(&mut mach, |s| s.condition, cond);
         self.clean_alu(mach, &[a, b, t, f])
     }
 
     /// `(a cond b) ? t : f` with a float comparison.
     pub fn csel_f32(&mut self, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
         let mut mach = Instr::new(Opcode::CSEL_F32);
-        let _ = mach.set_condition(cond);
+        set_mod(&mut mach, |s| s.condition, cond);
         self.clean_alu(mach, &[a, b, t, f])
     }
 
@@ -335,8 +344,49 @@ impl<'a> Builder<'a> {
     /// Float → integer with the given rounding (`F32_TO_S32` / `F32_TO_U32`).
     pub fn f2i(&mut self, signed: bool, x: impl Into<Src>, mode: RoundMode) -> Value {
         let mut mach = Instr::new(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
-        let _ = mach.set_round_mode(mode);
+        set_mod(&mut mach, |s| s.round_mode, mode);
         self.clean_alu(mach, &[x.into()])
+    }
+}
+
+/// Where an opcode's enum modifiers that the typed helpers set live in `Instr::mods`
+/// (`NO_SLOT`: the opcode has none). `Instr::set_condition` and its kin look the modifier up by
+/// name on every call, which cost more than building the rest of the instruction.
+#[derive(Clone, Copy)]
+struct ModSlots {
+    condition: u8,
+    result_type: u8,
+    round_mode: u8,
+    clamp: u8,
+}
+
+const NO_SLOT: u8 = u8::MAX;
+
+static MOD_SLOTS: LazyLock<Box<[ModSlots; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+    let none = ModSlots { condition: NO_SLOT, result_type: NO_SLOT, round_mode: NO_SLOT, clamp: NO_SLOT };
+    let mut table = Box::new([none; INSTRUCTION_COUNT]);
+    for op in Opcode::ALL {
+        let mods = op.info().mods;
+        // The first modifier with this key and enum, as `Instr::set` finds it.
+        let slot = |key: &str, id| {
+            mods.iter().position(|m| m.key == key && m.kind == ModKind::Enum(id)).map_or(NO_SLOT, |k| k as u8)
+        };
+        table[op as usize] = ModSlots {
+            condition: slot("condition", Condition::ID),
+            result_type: slot("result_type", ResultType::ID),
+            round_mode: slot("round_mode", RoundMode::ID),
+            clamp: slot("clamp", Clamp::ID),
+        };
+    }
+    table
+});
+
+/// `mach.set(key, value)` for the modifier `slot` picks (nothing when the opcode has none).
+#[inline(always)]
+fn set_mod<E: IsaEnum>(mach: &mut Instr, slot: impl Fn(&ModSlots) -> u8, value: E) {
+    let k = slot(&MOD_SLOTS[mach.opcode as usize]);
+    if k != NO_SLOT {
+        mach.mods[usize::from(k)] = value.index();
     }
 }
 
@@ -351,4 +401,40 @@ pub fn shift_zero() -> Src {
 /// A shift-amount source reading byte 0 (`.b00`).
 pub fn byte0(s: Src) -> Src {
     s.widen(LANE_B00)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slot table sets exactly what setting the modifier by name sets.
+    #[test]
+    fn modifier_slots_agree_with_setting_by_name() {
+        for op in Opcode::ALL {
+            for cond in [Condition::Lt, Condition::Ge, Condition::Ne] {
+                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let _ = by_name.set_condition(cond);
+                set_mod(&mut by_slot, |s| s.condition, cond);
+                assert_eq!(by_name, by_slot, "{op:?}");
+            }
+            for result in [ResultType::M1, ResultType::F1] {
+                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let _ = by_name.set_result_type(result);
+                set_mod(&mut by_slot, |s| s.result_type, result);
+                assert_eq!(by_name, by_slot, "{op:?}");
+            }
+            for mode in [RoundMode::Rtn, RoundMode::Rtz] {
+                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let _ = by_name.set_round_mode(mode);
+                set_mod(&mut by_slot, |s| s.round_mode, mode);
+                assert_eq!(by_name, by_slot, "{op:?}");
+            }
+            for clamp in [Clamp::Clamp0_1, Clamp::ClampM1_1] {
+                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let _ = by_name.set_clamp(clamp);
+                set_mod(&mut by_slot, |s| s.clamp, clamp);
+                assert_eq!(by_name, by_slot, "{op:?}");
+            }
+        }
+    }
 }

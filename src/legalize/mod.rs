@@ -26,6 +26,11 @@ use std::sync::LazyLock;
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
 /// place until an instruction needs an operand materialised; from there on the list is rebuilt
 /// in one pass, materialised operands right before their reader.
+///
+/// Legalisation removes no use of any value and every instruction it adds is read; a CSE merge
+/// afterwards keeps the operands of the instruction it removes read by the one it keeps. So
+/// after legalisation and CSE, DCE finds work only if it would have found some before
+/// legalisation (the optimiser leaves none, nor does the IDVS split, which ends with DCE).
 #[inline(never)] // A symbol of its own in profiles.
 pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
@@ -418,6 +423,42 @@ mod tests {
             &format!("{HEAD}    %2 = IADD.s32 %1, #0x1234FFFF.h0\n    %3 = IADD.u32 %1, #0x1234FFFF.h0\n    end\n"),
             &format!("{HEAD}    %2 = IADD.s32 %1, #0xFFFFFFFF\n    %3 = IADD.u32 %1, #0xFFFFFFFF.h0\n    end\n"),
         );
+    }
+
+    /// Every sample, after lowering and optimisation (CSE and DCE have nothing left to do, as
+    /// the optimiser's fixed point promises), then legalisation and CSE: DCE finds nothing.
+    #[test]
+    fn no_dead_code_after_legalisation_and_cse() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p)
+                } else if p.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(p)
+                }
+            }
+        }
+        files.sort();
+        let mut checked = 0;
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let Ok(program) = crate::tgsi::parse(&text) else { continue };
+            let Ok(lowered) = crate::lower::lower(&program, &crate::lower::Options::default()) else { continue };
+            let mut shader = lowered.shader;
+            crate::opt::optimize(&mut shader, &crate::opt::Options::default());
+            let mut settled = shader.clone();
+            assert!(!crate::opt::cse::run(&mut settled), "{}: CSE after the optimiser", f.display());
+            assert!(!crate::opt::dce::run(&mut settled), "{}: DCE after the optimiser", f.display());
+            run(&mut shader);
+            crate::opt::cse::run(&mut shader);
+            assert!(!crate::opt::dce::run(&mut shader), "{}: DCE found work", f.display());
+            checked += 1;
+        }
+        assert!(checked > 50);
     }
 
     #[test]

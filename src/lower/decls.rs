@@ -72,7 +72,10 @@ impl<'p> Declarations<'p> {
             }
         }
         for f in 0..File::ALL.len() {
-            sort_and_cover(&mut entries[starts[f] as usize..starts[f + 1] as usize]);
+            // A file with one declaration is sorted and covered already.
+            if starts[f + 1] - starts[f] > 1 {
+                sort_and_cover(&mut entries[starts[f] as usize..starts[f + 1] as usize]);
+            }
         }
         sort_and_cover(&mut views);
         // Stable: the first declaration of an array stays first among its equals.

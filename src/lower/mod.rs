@@ -126,6 +126,20 @@ pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostic
     }
 }
 
+/// A set of variables as flags indexed by variable.
+struct SeenVars(Vec<bool>);
+
+impl SeenVars {
+    /// Adds `var`; returns whether it was new (as `HashSet::insert`).
+    fn insert(&mut self, var: Var) -> bool {
+        let i = var.0 as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, false);
+        }
+        !std::mem::replace(&mut self.0[i], true)
+    }
+}
+
 /// A construct being lowered.
 enum Construct {
     If {
@@ -665,7 +679,8 @@ impl<'p> Ctx<'p> {
     /// Variables the instructions in `start..end` may write (following CAL into subroutines).
     fn written_in(&mut self, start: usize, end: usize, visiting: &mut Vec<usize>) -> Vec<Var> {
         let mut vars = Vec::new();
-        let mut seen = rustc_hash::FxHashSet::default();
+        // Variables are small dense indices: a table of flags rather than a hash set.
+        let mut seen = SeenVars(Vec::new());
         let mut dst_vars = Vec::new();
         for pc in start..end.min(self.insts.len()) {
             let inst = self.insts[pc];
@@ -1111,15 +1126,17 @@ impl<'p> Ctx<'p> {
         // Fall off the end of the routine (inner constructs are closed here).
         let Some(Construct::Routine { exit, mut exit_edges, .. }) = self.constructs.pop() else { return };
         self.shader.set_terminator(self.block, Terminator::Jump(exit));
-        let now = self.ssa.snapshot();
+        // Without other edges (the main program, usually) no snapshot is needed to tell.
+        let now = (!exit_edges.is_empty()).then(|| self.ssa.snapshot());
         self.switch_to(exit);
-        if exit_edges.iter().all(|e| *e == now) {
+        match now {
+            Some(now) if !exit_edges.iter().all(|e| *e == now) => {
+                exit_edges.push(now);
+                self.merge_edges(exit, &exit_edges);
+            }
             // Every edge has the current state (the main program: END, then the fall-through
             // from the unreachable block after it), so no φ is needed.
-            self.merge_current();
-        } else {
-            exit_edges.push(now);
-            self.merge_edges(exit, &exit_edges);
+            _ => self.merge_current(),
         }
     }
 
