@@ -17,13 +17,16 @@ use crate::emu::ConstEvaluator;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Base;
 
-/// The source words of a foldable instruction, or `None`.
+/// The source words of a foldable (machine) instruction, or `None`. `known` is empty until
+/// the first constant copy.
 fn constant_sources(inst: &Inst, known: &[Option<u32>]) -> Option<[u32; 4]> {
     let mut words = [0u32; 4];
-    for (k, src) in inst.sources().iter().enumerate() {
+    // The used sources are the first slots, up to the first unused one (an IR invariant).
+    for (k, src) in inst.srcs.iter().enumerate() {
         words[k] = match src.operand {
             Operand::Const(c) => c,
-            Operand::Value(v) => known[v.index()]?,
+            Operand::Value(v) => (*known.get(v.index())?)?,
+            Operand::None => break,
             _ => return None,
         };
     }
@@ -40,7 +43,8 @@ fn foldable(facts: &[u8], inst: &Inst) -> bool {
 
 pub fn run(shader: &mut Shader) -> bool {
     let facts = facts::table();
-    let mut known: Vec<Option<u32>> = vec![None; shader.values.len()];
+    // Allocated at the first constant (many shaders fold nothing).
+    let mut known: Vec<Option<u32>> = Vec::new();
     let mut evaluator: Option<ConstEvaluator> = None;
     let mut changed = false;
     for b in 0..shader.blocks.len() {
@@ -52,6 +56,9 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             if inst.kind == InstKind::Copy {
                 if let (Operand::Const(c), true) = (inst.srcs[0].operand, inst.srcs[0].is_plain()) {
+                    if known.is_empty() {
+                        known = vec![None; shader.values.len()];
+                    }
                     known[shader.get(inst.dests)[0].index()] = Some(c);
                 }
                 continue;
@@ -71,6 +78,9 @@ pub fn run(shader: &mut Shader) -> bool {
             let mut srcs = [Src::NONE; 4];
             srcs[0] = Src::konst(result);
             *shader.inst_mut(id) = Inst { dests, srcs, ..Inst::pseudo(InstKind::Copy) };
+            if known.is_empty() {
+                known = vec![None; shader.values.len()];
+            }
             known[dest.index()] = Some(result);
             changed = true;
         }

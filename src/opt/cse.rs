@@ -14,6 +14,7 @@
 use super::{Analyses, Outcome, facts};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use rustc_hash::FxHasher;
+use smallvec::SmallVec;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
@@ -113,7 +114,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let all_visited = order.len() == shader.blocks.len();
     // φs and parallel copies: their arguments can be defined later in the walk (around a loop),
     // so they are renamed at the end.
-    let mut with_args: Vec<InstId> = Vec::new();
+    let mut with_args: SmallVec<[InstId; 16]> = SmallVec::new();
     for &b in order {
         // The list is taken out while the walk edits the instructions it names.
         let list = std::mem::take(&mut shader.blocks[b.index()].insts);
@@ -191,7 +192,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         shader.blocks[b.index()].insts = list;
     }
     if changed {
-        outcome.phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()]);
+        // Every live φ has arguments, so with none seen in a walk of every block there is none.
+        outcome.phi_made_trivial =
+            !(all_visited && with_args.is_empty()) && super::phi_made_trivial(shader, |v| replace[v.index()]);
         if all_visited {
             // What is left is what `rewrite_uses` would do: φ and parallel-copy arguments and
             // branch conditions.

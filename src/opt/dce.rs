@@ -6,6 +6,7 @@
 
 use super::facts;
 use crate::ir::{InstId, Shader, Terminator, Value};
+use smallvec::SmallVec;
 
 pub fn run(shader: &mut Shader) -> bool {
     let facts = facts::table();
@@ -23,7 +24,8 @@ pub fn run(shader: &mut Shader) -> bool {
     {
         // Straight-line code (most shaders): every use follows its definition, so one walk
         // backwards decides every instruction, without a worklist or a second sweep.
-        let mut dead: Vec<InstId> = Vec::new();
+        // On the stack: most runs find a few dead instructions or none.
+        let mut dead: SmallVec<[InstId; 32]> = SmallVec::new();
         for &id in block.insts.iter().rev() {
             let inst = &shader.insts[id.index()];
             if inst.dead {
