@@ -16,6 +16,7 @@ use super::facts;
 use crate::emu::ConstEvaluator;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Base;
+use std::cell::Cell;
 
 /// The source words of a foldable (machine) instruction, or `None`. `known` is empty until
 /// the first constant copy.
@@ -39,6 +40,13 @@ fn foldable(facts: &[u8], inst: &Inst) -> bool {
         && inst.mach.flow == 0
         && inst.dests.len() == 1
         && facts[inst.mach.opcode as usize] & facts::FOLDABLE != 0
+}
+
+thread_local! {
+    /// An evaluator kept for the next run on this thread: building one (an emulated machine)
+    /// costs more than most runs. Nothing of an evaluation outlives it (each sets the FAU words
+    /// its sources read and replaces the program).
+    static EVALUATOR: Cell<Option<ConstEvaluator>> = const { Cell::new(None) };
 }
 
 pub fn run(shader: &mut Shader) -> bool {
@@ -67,7 +75,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 continue;
             }
             let Some(words) = constant_sources(inst, &known) else { continue };
-            let evaluator = evaluator.get_or_insert_with(ConstEvaluator::default);
+            let evaluator = evaluator.get_or_insert_with(|| EVALUATOR.take().unwrap_or_default());
             let mut mach = inst.mach;
             for (k, src) in inst.sources().iter().enumerate() {
                 mach.srcs[k] = src.to_machine(Base::Uniform(0));
@@ -84,6 +92,9 @@ pub fn run(shader: &mut Shader) -> bool {
             known[dest.index()] = Some(result);
             changed = true;
         }
+    }
+    if evaluator.is_some() {
+        EVALUATOR.set(evaluator);
     }
     changed
 }
