@@ -16,14 +16,18 @@ use super::facts;
 use crate::emu::ConstEvaluator;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Base;
+use std::cell::Cell;
 
-/// The source words of a foldable instruction, or `None`.
+/// The source words of a foldable (machine) instruction, or `None`. `known` is empty until
+/// the first constant copy.
 fn constant_sources(inst: &Inst, known: &[Option<u32>]) -> Option<[u32; 4]> {
     let mut words = [0u32; 4];
-    for (k, src) in inst.sources().iter().enumerate() {
+    // The used sources are the first slots, up to the first unused one (an IR invariant).
+    for (k, src) in inst.srcs.iter().enumerate() {
         words[k] = match src.operand {
             Operand::Const(c) => c,
-            Operand::Value(v) => known[v.index()]?,
+            Operand::Value(v) => (*known.get(v.index())?)?,
+            Operand::None => break,
             _ => return None,
         };
     }
@@ -38,9 +42,17 @@ fn foldable(facts: &[u8], inst: &Inst) -> bool {
         && facts[inst.mach.opcode as usize] & facts::FOLDABLE != 0
 }
 
+thread_local! {
+    /// An evaluator kept for the next run on this thread: building one (an emulated machine)
+    /// costs more than most runs. Nothing of an evaluation outlives it (each sets the FAU words
+    /// its sources read and replaces the program).
+    static EVALUATOR: Cell<Option<ConstEvaluator>> = const { Cell::new(None) };
+}
+
 pub fn run(shader: &mut Shader) -> bool {
     let facts = facts::table();
-    let mut known: Vec<Option<u32>> = vec![None; shader.values.len()];
+    // Allocated at the first constant (many shaders fold nothing).
+    let mut known: Vec<Option<u32>> = Vec::new();
     let mut evaluator: Option<ConstEvaluator> = None;
     let mut changed = false;
     for b in 0..shader.blocks.len() {
@@ -52,6 +64,9 @@ pub fn run(shader: &mut Shader) -> bool {
             }
             if inst.kind == InstKind::Copy {
                 if let (Operand::Const(c), true) = (inst.srcs[0].operand, inst.srcs[0].is_plain()) {
+                    if known.is_empty() {
+                        known = vec![None; shader.values.len()];
+                    }
                     known[shader.get(inst.dests)[0].index()] = Some(c);
                 }
                 continue;
@@ -60,7 +75,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 continue;
             }
             let Some(words) = constant_sources(inst, &known) else { continue };
-            let evaluator = evaluator.get_or_insert_with(ConstEvaluator::default);
+            let evaluator = evaluator.get_or_insert_with(|| EVALUATOR.take().unwrap_or_default());
             let mut mach = inst.mach.instr();
             for (k, src) in inst.sources().iter().enumerate() {
                 mach.srcs[k] = src.to_machine(Base::Uniform(0));
@@ -71,9 +86,15 @@ pub fn run(shader: &mut Shader) -> bool {
             let mut srcs = [Src::NONE; 4];
             srcs[0] = Src::konst(result);
             *shader.inst_mut(id) = Inst { dests, srcs, ..Inst::pseudo(InstKind::Copy) };
+            if known.is_empty() {
+                known = vec![None; shader.values.len()];
+            }
             known[dest.index()] = Some(result);
             changed = true;
         }
+    }
+    if evaluator.is_some() {
+        EVALUATOR.set(evaluator);
     }
     changed
 }

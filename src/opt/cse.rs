@@ -14,6 +14,7 @@
 use super::{Analyses, Outcome, facts};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use rustc_hash::FxHasher;
+use smallvec::SmallVec;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
@@ -60,11 +61,11 @@ fn hash(inst: &Inst) -> u64 {
     h.finish()
 }
 
-/// An available expression: the instruction computing it, its value, the block of its
-/// definition, its hash, and the next entry in the same bucket (its index + 1; 0: none).
+/// An available expression: the instruction computing it (its one destination is the value),
+/// the block of its definition, its hash, and the next entry in the same bucket (its index + 1;
+/// 0: none).
 struct Available {
     inst: InstId,
-    value: Value,
     block: Block,
     hash: u64,
     next: u32,
@@ -102,42 +103,53 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut replace: Vec<Option<Value>> = Vec::new();
     let mut changed = false;
     let all_visited = order.len() == shader.blocks.len();
-    // Instructions with operands the walk does not rename (pairs, staging lists, φ and
-    // parallel-copy arguments), renamed once at the end.
-    let mut with_lists: Vec<InstId> = Vec::with_capacity(listed);
+    // φs and parallel copies: their arguments can be defined later in the walk (around a loop),
+    // so they are renamed at the end.
+    let mut with_args: SmallVec<[InstId; 16]> = SmallVec::new();
     for &b in order {
-        for i in 0..shader.blocks[b.index()].insts.len() {
-            let id = shader.blocks[b.index()].insts[i];
+        // The list is taken out while the walk edits the instructions it names.
+        let list = std::mem::take(&mut shader.blocks[b.index()].insts);
+        for &id in &list {
             let inst = &mut shader.insts[id.index()];
             if inst.dead {
                 continue;
             }
-            // Sources first read earlier replacements (there are some only once something
-            // changed), so chains collapse in one walk.
-            let mut pair = false;
+            if !inst.args.is_empty() {
+                with_args.push(id);
+            }
+            // Every other use first reads the earlier replacements (there are some only once
+            // something changed; a definition dominates its non-φ uses, so it was visited
+            // first), so chains collapse in one walk.
             if changed {
+                let rename = |v: &mut Value| {
+                    if let Some(r) = replace[v.index()] {
+                        *v = r;
+                    }
+                };
                 for src in inst.srcs.iter_mut() {
-                    match src.operand {
-                        Operand::Value(v) => {
-                            if let Some(r) = replace[v.index()] {
-                                src.operand = Operand::Value(r);
-                            }
+                    match &mut src.operand {
+                        Operand::Value(v) => rename(v),
+                        Operand::Pair(lo, hi) => {
+                            rename(lo);
+                            rename(hi);
                         }
-                        Operand::Pair(..) => pair = true,
                         _ => {}
                     }
                 }
-            } else {
-                pair = inst.srcs.iter().any(|s| matches!(s.operand, Operand::Pair(..)));
+                if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                    let staging = inst.staging;
+                    let read = [0, 1].map(|k| !inst.staging_is_write(k));
+                    for k in 0..2 {
+                        if read[k] {
+                            shader.get_mut(staging[k]).iter_mut().for_each(rename);
+                        }
+                    }
+                }
             }
-            if pair || !inst.args.is_empty() || inst.staging.iter().any(|l| !l.is_empty()) {
-                with_lists.push(id);
-            }
+            let inst = &shader.insts[id.index()];
             if !candidate(facts, inst) {
                 continue;
             }
-            let inst = &shader.insts[id.index()];
-            let dest = shader.get(inst.dests)[0];
             let hash = hash(inst);
             // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
             let head = &mut heads[hash as usize & (buckets - 1)];
@@ -150,7 +162,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 at = e.next;
             }
             if at == 0 {
-                entries.push(Available { inst: id, value: dest, block: b, hash, next: *head });
+                entries.push(Available { inst: id, block: b, hash, next: *head });
                 *head = entries.len() as u32;
                 continue;
             }
@@ -160,22 +172,32 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 if replace.is_empty() {
                     replace = vec![None; shader.values.len()];
                 }
-                replace[dest.index()] = Some(e.value);
+                let dest = shader.get(inst.dests)[0];
+                replace[dest.index()] = Some(shader.get(shader.insts[e.inst.index()].dests)[0]);
                 shader.insts[id.index()].dead = true;
                 changed = true;
             } else {
-                (e.inst, e.value, e.block) = (id, dest, b);
+                (e.inst, e.block) = (id, b);
             }
         }
+        shader.blocks[b.index()].insts = list;
     }
     if changed {
-        outcome.phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()]);
-        let map = |v: Value| replace[v.index()].map(Operand::Value);
+        // Every live φ has arguments, so with none seen in a walk of every block there is none.
+        outcome.phi_made_trivial =
+            !(all_visited && with_args.is_empty()) && super::phi_made_trivial(shader, |v| replace[v.index()]);
         if all_visited {
-            // Every source `Value` was renamed on the way (a definition dominates its non-φ
-            // uses, so it is visited first); what is left is what `rewrite_uses` would do.
-            for &id in &with_lists {
-                rename_lists(shader, id, &replace);
+            // What is left is what `rewrite_uses` would do: φ and parallel-copy arguments and
+            // branch conditions.
+            for &id in &with_args {
+                let inst = &shader.insts[id.index()];
+                if !inst.dead {
+                    for v in shader.get_mut(inst.args) {
+                        if let Some(r) = replace[v.index()] {
+                            *v = r;
+                        }
+                    }
+                }
             }
             for block in &mut shader.blocks {
                 if let Terminator::Branch { cond, .. } = &mut block.term
@@ -185,42 +207,12 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 }
             }
         } else {
-            shader.rewrite_uses(map);
+            shader.rewrite_uses(|v| replace[v.index()].map(Operand::Value));
         }
         shader.compact();
     }
     outcome.changed = changed;
     outcome
-}
-
-/// Renames what the walk does not: pair sources, read staging lists and φ/parallel-copy
-/// arguments (what [`Shader::rewrite_inst_uses`] would do after the walk's renaming).
-fn rename_lists(shader: &mut Shader, id: InstId, replace: &[Option<Value>]) {
-    let rename = |v: &mut Value| {
-        if let Some(r) = replace[v.index()] {
-            *v = r;
-        }
-    };
-    let inst = &mut shader.insts[id.index()];
-    if inst.dead {
-        return;
-    }
-    for src in &mut inst.srcs {
-        if let Operand::Pair(lo, hi) = &mut src.operand {
-            rename(lo);
-            rename(hi);
-        }
-    }
-    let (staging, args) = (inst.staging, inst.args);
-    let read = [0, 1].map(|k| !inst.staging_is_write(k));
-    for k in 0..2 {
-        if read[k] && !staging[k].is_empty() {
-            shader.get_mut(staging[k]).iter_mut().for_each(rename);
-        }
-    }
-    if !args.is_empty() {
-        shader.get_mut(args).iter_mut().for_each(rename);
-    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 use super::facts;
 use crate::ir::{InstId, Shader, Terminator, Value};
+use smallvec::SmallVec;
 
 pub fn run(shader: &mut Shader) -> bool {
     let facts = facts::table();
@@ -22,36 +23,47 @@ pub fn run(shader: &mut Shader) -> bool {
         && block.term == Terminator::End
     {
         // Straight-line code (most shaders): every use follows its definition, so one walk
-        // backwards marks everything, without a worklist.
+        // backwards decides every instruction, without a worklist or a second sweep.
+        // On the stack: most runs find a few dead instructions or none.
+        let mut dead: SmallVec<[InstId; 32]> = SmallVec::new();
         for &id in block.insts.iter().rev() {
             let inst = &shader.insts[id.index()];
-            if inst.dead || !(live[id.index()] || facts::of(facts, inst) & facts::SIDE_EFFECTS != 0) {
+            if inst.dead {
                 continue;
             }
-            live[id.index()] = true;
+            if !(live[id.index()] || facts::of(facts, inst) & facts::SIDE_EFFECTS != 0) {
+                dead.push(id);
+                continue;
+            }
             shader.for_each_use(inst, |v| {
                 if let Some(def) = shader.values[v.index()].def {
                     live[def.index()] = true;
                 }
             });
         }
-    } else {
-        let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
-        for block in &shader.blocks {
-            for &id in &block.insts {
-                let inst = &shader.insts[id.index()];
-                if !inst.dead && facts::of(facts, inst) & facts::SIDE_EFFECTS != 0 && !live[id.index()] {
-                    live[id.index()] = true;
-                    work.push(id);
-                }
-            }
-            if let Terminator::Branch { cond, .. } = block.term {
-                mark_value(cond, &mut live, &mut work);
+        for &id in &dead {
+            shader.insts[id.index()].dead = true;
+        }
+        if !dead.is_empty() {
+            shader.compact();
+        }
+        return !dead.is_empty();
+    }
+    let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
+    for block in &shader.blocks {
+        for &id in &block.insts {
+            let inst = &shader.insts[id.index()];
+            if !inst.dead && facts::of(facts, inst) & facts::SIDE_EFFECTS != 0 && !live[id.index()] {
+                live[id.index()] = true;
+                work.push(id);
             }
         }
-        while let Some(id) = work.pop() {
-            shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, &mut live, &mut work));
+        if let Terminator::Branch { cond, .. } = block.term {
+            mark_value(cond, &mut live, &mut work);
         }
+    }
+    while let Some(id) = work.pop() {
+        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, &mut live, &mut work));
     }
     let mut changed = false;
     for block in &shader.blocks {

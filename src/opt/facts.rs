@@ -13,6 +13,8 @@ pub const SIDE_EFFECTS: u8 = 1;
 pub const PURE_ALU: u8 = 2;
 /// No side effects, no staging operands, at least one source: `const_fold` may evaluate it.
 pub const FOLDABLE: u8 = 4;
+/// An opcode `simplify` has an identity for (the other instructions are skipped unread).
+pub const SIMPLIFIABLE: u8 = 8;
 
 /// The facts of every opcode, indexed by `Opcode as usize`.
 pub fn table() -> &'static [u8] {
@@ -50,6 +52,9 @@ fn compute(op: Opcode) -> u8 {
     }
     if !side_effects && info.staging.is_empty() && !info.srcs.is_empty() {
         facts |= FOLDABLE;
+    }
+    if super::simplify::has_identities(op) {
+        facts |= SIMPLIFIABLE;
     }
     facts
 }

@@ -205,7 +205,10 @@ const PIPELINE: [Step; 8] = [
 /// changed the IR itself (unless idempotent), or after a pass that can enable it changed the IR
 /// (see [`Step`]); skipping the others gives the same result as running them, since they would
 /// change nothing. Debug builds run every skipped pass on a copy and check exactly that.
-pub fn optimize(shader: &mut Shader, options: &Options) {
+///
+/// Returns the analyses of the final shader (so far its dominator tree, when one was needed),
+/// valid while its CFG stays as it is: legalisation and `cse` after it can reuse them.
+pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
     let steps: Vec<&Step> = PIPELINE.iter().filter(|s| options.contract || s.name != "fma").collect();
     let bit = |name: &str| steps.iter().position(|s| s.name == name).map_or(0u16, |j| 1 << j);
     // `enables[k]`: bit j set when step k's changes can give step j new work.
@@ -279,6 +282,7 @@ pub fn optimize(shader: &mut Shader, options: &Options) {
             break;
         }
     }
+    analyses
 }
 
 /// Whether a φ reading a value that `replace` renames becomes trivial once renamed (its

@@ -14,6 +14,7 @@
 //! replaced instruction becomes a `copy` of the kept operand, which `copy_prop` forwards. One
 //! visit per instruction: linear.
 
+use super::facts;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
@@ -48,17 +49,17 @@ fn copy_of(inst: &Inst, src: Src) -> Option<Inst> {
 
 /// `FMA.f32 a, ±1, c` → `FADD.f32 ±a, c`.
 fn fma_by_one(inst: &Inst) -> Option<Inst> {
-    let [a, b, c, _] = inst.srcs;
-    let (other, one) = match (float_const(&a), float_const(&b)) {
-        (_, Some(k)) if k & 0x7FFF_FFFF == ONE => (a, k),
-        (Some(k), _) if k & 0x7FFF_FFFF == ONE => (b, k),
+    let [a, b, c, _] = &inst.srcs;
+    let (other, one) = match (float_const(a), float_const(b)) {
+        (_, Some(k)) if k & 0x7FFF_FFFF == ONE => (*a, k),
+        (Some(k), _) if k & 0x7FFF_FFFF == ONE => (*b, k),
         _ => return None,
     };
     let other = if one == ONE { other } else { other.negated() };
     let mut mach = Instr::new(Opcode::FADD_F32);
     mach.flow = inst.mach.flow;
     mach.set_clamp(inst.mach.clamp().unwrap_or(Clamp::None)).ok()?;
-    Some(Inst { dests: inst.dests, srcs: [other, c, Src::NONE, Src::NONE], ..Inst::machine(mach) })
+    Some(Inst { dests: inst.dests, srcs: [other, *c, Src::NONE, Src::NONE], ..Inst::machine(mach) })
 }
 
 /// The identity of a shift-and-combine with a zero shift, as `copy x`.
@@ -80,19 +81,41 @@ fn shift_identity(inst: &Inst) -> Option<Inst> {
     copy_of(inst, inst.srcs[0])
 }
 
-/// The simplified form of an instruction, if one applies.
+/// Whether [`simplify`] has a rule for the opcode (its `facts::SIMPLIFIABLE` bit).
+pub(super) fn has_identities(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        FMA_F32
+            | IADD_U32
+            | IADD_S32
+            | ISUB_U32
+            | ISUB_S32
+            | IADD_IMM_I32
+            | IMUL_I32
+            | IMUL_S32
+            | LSHIFT_AND_I32
+            | LSHIFT_OR_I32
+            | LSHIFT_XOR_I32
+            | RSHIFT_AND_I32
+            | RSHIFT_OR_I32
+            | RSHIFT_XOR_I32
+    )
+}
+
+/// The simplified form of an instruction, if one applies (only opcodes of [`has_identities`]).
 fn simplify(inst: &Inst) -> Option<Inst> {
     use Opcode::*;
-    let [a, b, _, _] = inst.srcs;
+    let [a, b, _, _] = &inst.srcs;
     let konst = |s: &Src, k: u32| plain_const(s) == Some(k);
     match inst.mach.opcode {
         FMA_F32 => fma_by_one(inst),
-        IADD_U32 | IADD_S32 if konst(&b, 0) => copy_of(inst, a),
-        IADD_U32 | IADD_S32 if konst(&a, 0) => copy_of(inst, b),
-        ISUB_U32 | ISUB_S32 if konst(&b, 0) => copy_of(inst, a),
-        IADD_IMM_I32 if inst.mach.imm("constant") == Some(0) => copy_of(inst, a),
-        IMUL_I32 | IMUL_S32 if konst(&b, 1) => copy_of(inst, a),
-        IMUL_I32 | IMUL_S32 if konst(&a, 1) => copy_of(inst, b),
+        IADD_U32 | IADD_S32 if konst(b, 0) => copy_of(inst, *a),
+        IADD_U32 | IADD_S32 if konst(a, 0) => copy_of(inst, *b),
+        ISUB_U32 | ISUB_S32 if konst(b, 0) => copy_of(inst, *a),
+        IADD_IMM_I32 if inst.mach.imm("constant") == Some(0) => copy_of(inst, *a),
+        IMUL_I32 | IMUL_S32 if konst(b, 1) => copy_of(inst, *a),
+        IMUL_I32 | IMUL_S32 if konst(a, 1) => copy_of(inst, *b),
         LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_AND_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 => {
             shift_identity(inst)
         }
@@ -101,22 +124,22 @@ fn simplify(inst: &Inst) -> Option<Inst> {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    let facts = facts::table();
     let mut changed = false;
-    for b in 0..shader.blocks.len() {
-        for i in 0..shader.blocks[b].insts.len() {
-            let id = shader.blocks[b].insts[i];
-            let inst = shader.inst(id);
-            if inst.dead || !inst.is_machine() || inst.dests.len() != 1 {
+    let Shader { blocks, insts, .. } = shader;
+    for &id in blocks.iter().flat_map(|b| &b.insts) {
+        let inst = &mut insts[id.index()];
+        // Most instructions have no identity: one table lookup skips them.
+        if inst.dead || facts::of(facts, inst) & facts::SIMPLIFIABLE == 0 || inst.dests.len() != 1 {
+            continue;
+        }
+        if let Some(new) = simplify(inst) {
+            // A copy cannot carry flow bits; such instructions stay.
+            if new.kind == InstKind::Copy && inst.mach.flow != 0 {
                 continue;
             }
-            if let Some(new) = simplify(inst) {
-                // A copy cannot carry flow bits; such instructions stay.
-                if new.kind == InstKind::Copy && inst.mach.flow != 0 {
-                    continue;
-                }
-                *shader.inst_mut(id) = new;
-                changed = true;
-            }
+            *inst = new;
+            changed = true;
         }
     }
     changed
