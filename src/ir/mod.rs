@@ -692,32 +692,40 @@ impl Shader {
     /// φ/parallel-copy arguments.
     #[inline]
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        // Hot in every pass: operands are matched in line rather than through a closure, and
-        // empty lists (most of them) are not looked up in the pool.
-        let sources: &[Src] = match inst.kind {
-            InstKind::Machine => &inst.srcs[..inst.mach.info().srcs.len()],
-            InstKind::Copy => &inst.srcs[..1],
-            _ => &[],
-        };
-        for src in sources {
-            match src.operand {
-                Operand::Value(v) => f(v),
-                Operand::Pair(lo, hi) => {
-                    f(lo);
-                    f(hi);
+        match inst.kind {
+            InstKind::Machine => {
+                // The used sources are the first slots, up to the first unused one (verified).
+                for src in &inst.srcs {
+                    match src.operand {
+                        Operand::Value(v) => f(v),
+                        Operand::Pair(lo, hi) => {
+                            f(lo);
+                            f(hi);
+                        }
+                        Operand::None => break,
+                        _ => {}
+                    }
                 }
-                _ => {}
-            }
-        }
-        if inst.kind == InstKind::Machine {
-            let info = inst.mach.info();
-            for k in 0..2 {
-                if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
-                    for &v in self.get(inst.staging[k]) {
-                        f(v);
+                if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                    let info = inst.mach.info();
+                    for k in 0..2 {
+                        if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
+                            for &v in self.get(inst.staging[k]) {
+                                f(v);
+                            }
+                        }
                     }
                 }
             }
+            InstKind::Copy => {
+                if let Operand::Value(v) = inst.srcs[0].operand {
+                    f(v);
+                } else if let Operand::Pair(lo, hi) = inst.srcs[0].operand {
+                    f(lo);
+                    f(hi);
+                }
+            }
+            _ => {}
         }
         if !inst.args.is_empty() {
             for &v in self.get(inst.args) {

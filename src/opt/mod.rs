@@ -65,6 +65,8 @@ impl Outcome {
 pub struct Analyses {
     /// The dominator tree of the current CFG; dropped by [`Analyses::cfg_changed`].
     dom: Option<DomTree>,
+    /// Set by [`optimize`] when it reached its fixed point: no pass has work left.
+    converged: bool,
 }
 
 impl Analyses {
@@ -81,6 +83,12 @@ impl Analyses {
     /// Forgets everything computed from the CFG.
     pub fn cfg_changed(&mut self) {
         self.dom = None;
+    }
+
+    /// Whether [`optimize`] reached its fixed point (false when it stopped at its round limit):
+    /// then, for one, the shader has no dead code.
+    pub fn converged(&self) -> bool {
+        self.converged
     }
 }
 
@@ -279,6 +287,7 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
             }
         }
         if !changed {
+            analyses.converged = true;
             break;
         }
     }
