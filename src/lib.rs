@@ -28,3 +28,25 @@ pub mod regalloc;
 pub mod tgsi;
 pub mod valhall;
 pub mod verify;
+
+/// Helpers shared by the library's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// Every `.tgsi` file under `tgsi-samples/`, sorted.
+    pub fn sample_files() -> Vec<std::path::PathBuf> {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples"))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).expect("tgsi-samples is readable") {
+                let path = entry.expect("directory entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "tgsi") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+}

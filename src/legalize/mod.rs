@@ -429,20 +429,7 @@ mod tests {
     /// the optimiser's fixed point promises), then legalisation and CSE: DCE finds nothing.
     #[test]
     fn no_dead_code_after_legalisation_and_cse() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
-        let mut files = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(root)];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    dirs.push(p)
-                } else if p.extension().is_some_and(|x| x == "tgsi") {
-                    files.push(p)
-                }
-            }
-        }
-        files.sort();
+        let files = crate::test_support::sample_files();
         let mut checked = 0;
         for f in &files {
             let text = std::fs::read_to_string(f).unwrap();

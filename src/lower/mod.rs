@@ -1192,20 +1192,7 @@ mod tests {
 
     #[test]
     fn samples_lower_to_valid_ir() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tgsi-samples");
-        let mut files = Vec::new();
-        let mut dirs = vec![std::path::PathBuf::from(root)];
-        while let Some(d) = dirs.pop() {
-            for e in std::fs::read_dir(d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    dirs.push(p)
-                } else if p.extension().is_some_and(|x| x == "tgsi") {
-                    files.push(p)
-                }
-            }
-        }
-        files.sort();
+        let files = crate::test_support::sample_files();
         let (mut ok, mut failed) = (0, Vec::new());
         for f in &files {
             let text = std::fs::read_to_string(f).unwrap();

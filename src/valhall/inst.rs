@@ -421,19 +421,17 @@ impl Instr {
     /// A typed enum modifier: `None` when the instruction has no modifier `key` of enum `E`, or
     /// holds a reserved value.
     pub fn get<E: IsaEnum>(&self, key: &str) -> Option<E> {
-        let info = self.info();
-        let index = info.mods.iter().position(|m| m.key == key && m.kind == ModKind::Enum(E::ID))?;
-        E::from_index(self.mods[index])
+        E::from_index(self.mods[self.info().enum_mod_index(key, E::ID)?])
     }
 
     /// Sets a typed enum modifier.
     pub fn set<E: IsaEnum>(&mut self, key: &str, value: E) -> Result<(), InstrError> {
         let info = self.info();
-        let index = info
-            .mods
-            .iter()
-            .position(|m| m.key == key && m.kind == ModKind::Enum(E::ID))
-            .ok_or_else(|| InstrError::NoSuch { instr: info.name, what: "modifier", name: key.to_string() })?;
+        let index = info.enum_mod_index(key, E::ID).ok_or_else(|| InstrError::NoSuch {
+            instr: info.name,
+            what: "modifier",
+            name: key.to_string(),
+        })?;
         self.mods[index] = value.index();
         Ok(())
     }
@@ -485,9 +483,7 @@ impl Instr {
     pub fn imm(&self, name: &str) -> Option<i64> {
         let info = self.info();
         let k = info.imm_index(name)?;
-        let field = &info.imms[k];
-        let bits = i64::from(self.imms[k]);
-        Some(if field.signed && bits >> (field.width - 1) & 1 == 1 { bits - (1i64 << field.width) } else { bits })
+        Some(info.imms[k].decode(self.imms[k]))
     }
 
     /// Sets immediate field `name`; the value must be in the field's range.
