@@ -5,10 +5,9 @@
 //! helpers below them cover the instructions the lowering recipes use most, with Mesa's
 //! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
 
-use super::{Block, Inst, InstId, InstKind, MachOp, Operand, Shader, Src, Value, ValueInfo, ValueList};
-use crate::valhall::tables::{Clamp, Condition, INSTRUCTION_COUNT, IsaEnum, ModKind, ResultType, RoundMode};
+use super::{Block, Inst, InstId, InstKind, MachOp, ModSlots, Operand, Shader, Src, Value, ValueInfo, ValueList};
+use crate::valhall::tables::{Clamp, Condition, IsaEnum, ResultType, RoundMode};
 use crate::valhall::{Instr, Opcode};
-use std::sync::LazyLock;
 
 /// Negative zero, the additive identity that keeps `-0` results (`x + -0 = x` for every x).
 pub const NEG_ZERO: u32 = 0x8000_0000;
@@ -349,44 +348,11 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Where an opcode's enum modifiers that the typed helpers set live in `Instr::mods`
-/// (`NO_SLOT`: the opcode has none). `Instr::set_condition` and its kin look the modifier up by
-/// name on every call, which cost more than building the rest of the instruction.
-#[derive(Clone, Copy)]
-struct ModSlots {
-    condition: u8,
-    result_type: u8,
-    round_mode: u8,
-    clamp: u8,
-}
-
-const NO_SLOT: u8 = u8::MAX;
-
-static MOD_SLOTS: LazyLock<Box<[ModSlots; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
-    let none = ModSlots { condition: NO_SLOT, result_type: NO_SLOT, round_mode: NO_SLOT, clamp: NO_SLOT };
-    let mut table = Box::new([none; INSTRUCTION_COUNT]);
-    for op in Opcode::ALL {
-        let mods = op.info().mods;
-        // The first modifier with this key and enum, as `Instr::set` finds it.
-        let slot = |key: &str, id| {
-            mods.iter().position(|m| m.key == key && m.kind == ModKind::Enum(id)).map_or(NO_SLOT, |k| k as u8)
-        };
-        table[op as usize] = ModSlots {
-            condition: slot("condition", Condition::ID),
-            result_type: slot("result_type", ResultType::ID),
-            round_mode: slot("round_mode", RoundMode::ID),
-            clamp: slot("clamp", Clamp::ID),
-        };
-    }
-    table
-});
-
 /// `mach.set(key, value)` for the modifier `slot` picks (nothing when the opcode has none).
 #[inline(always)]
-fn set_mod<E: IsaEnum>(mach: &mut Instr, slot: impl Fn(&ModSlots) -> u8, value: E) {
-    let k = slot(&MOD_SLOTS[mach.opcode as usize]);
-    if k != NO_SLOT {
-        mach.mods[usize::from(k)] = value.index();
+fn set_mod<E: IsaEnum>(mach: &mut Instr, slot: impl Fn(&ModSlots) -> Option<usize>, value: E) {
+    if let Some(k) = slot(ModSlots::of(mach.opcode)) {
+        mach.mods[k] = value.index();
     }
 }
 

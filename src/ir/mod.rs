@@ -32,11 +32,11 @@ pub mod liveness;
 pub mod text;
 pub mod verify;
 
-use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, RoundMode};
+use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, ResultType, RoundMode};
 use crate::valhall::tables::{INSTRUCTIONS, InstrInfo, IsaEnum};
 use crate::valhall::{self, Instr, InstrError, Opcode, Special};
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// An SSA value: the content of one 32-bit register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -332,25 +332,23 @@ impl MachOp {
     }
 
     pub fn clamp(&self) -> Option<Clamp> {
-        self.get("clamp")
+        Clamp::from_index(self.mods[ModSlots::of(self.opcode).clamp?])
     }
 
     pub fn round_mode(&self) -> Option<RoundMode> {
-        self.get("round_mode")
+        RoundMode::from_index(self.mods[ModSlots::of(self.opcode).round_mode?])
     }
 
     pub fn condition(&self) -> Option<Condition> {
-        self.get("condition")
+        Condition::from_index(self.mods[ModSlots::of(self.opcode).condition?])
     }
 
     /// Sets the clamp modifier.
     pub fn set_clamp(&mut self, clamp: Clamp) -> Result<(), InstrError> {
-        let info = self.info();
-        let i = info.enum_mod_index("clamp", Clamp::ID).ok_or_else(|| InstrError::NoSuch {
-            instr: info.name,
-            what: "modifier",
-            name: "clamp".to_string(),
-        })?;
+        let Some(i) = ModSlots::of(self.opcode).clamp else {
+            let name = self.info().name;
+            return Err(InstrError::NoSuch { instr: name, what: "modifier", name: "clamp".to_string() });
+        };
         self.mods[i] = clamp.index();
         Ok(())
     }
@@ -360,6 +358,35 @@ impl MachOp {
         let info = self.info();
         let k = info.imm_index(name)?;
         Some(info.imms[k].decode(self.imms[k]))
+    }
+}
+
+/// Where each opcode keeps the enum modifiers that lowering and the passes read and set most
+/// (`Instr::mods` indices, the first modifier with that key and enum, as `Instr::get` finds
+/// it). Looking a modifier up by name compares strings on every call, which cost more than
+/// building the rest of an instruction.
+#[derive(Clone, Copy)]
+pub(crate) struct ModSlots {
+    pub condition: Option<usize>,
+    pub result_type: Option<usize>,
+    pub round_mode: Option<usize>,
+    pub clamp: Option<usize>,
+}
+
+impl ModSlots {
+    pub fn of(opcode: Opcode) -> &'static ModSlots {
+        static TABLE: LazyLock<Box<[ModSlots]>> = LazyLock::new(|| {
+            INSTRUCTIONS
+                .iter()
+                .map(|info| ModSlots {
+                    condition: info.enum_mod_index("condition", Condition::ID),
+                    result_type: info.enum_mod_index("result_type", ResultType::ID),
+                    round_mode: info.enum_mod_index("round_mode", RoundMode::ID),
+                    clamp: info.enum_mod_index("clamp", Clamp::ID),
+                })
+                .collect()
+        });
+        &TABLE[opcode as usize]
     }
 }
 
