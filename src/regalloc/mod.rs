@@ -214,12 +214,9 @@ fn try_assign(
         loops,
         laid_out: false,
     };
-    let check = options.check || cfg!(test);
-    if check {
+    if options.check || cfg!(test) {
         // (Otherwise the predecessors are computed once, after removing empty edge blocks.)
         mach.recompute_preds();
-    }
-    if check {
         if let Err(errors) = check::check(shader, &mach, spill, allowed) {
             panic!(
                 "regalloc: the checker rejected the allocation:\n  {}\n{}\n{}",
