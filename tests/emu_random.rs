@@ -2,105 +2,17 @@
 //! random operands, on machines of every stage never panics (errors are fine). Also the whole
 //! `emu::run` on random blobs and metadata.
 
+mod common;
+
+use common::random_instr::random_instr;
+use common::rng::Rng;
 use proptest::prelude::*;
 use tgsi2va::emit::meta::{Metadata, Variant};
 use tgsi2va::emu::memory::{RegionKind, SSBO_BASE, TLS_BASE, UBO_BASE, WLS_BASE};
 use tgsi2va::emu::{self, AttributeData, Machine, Program, Stage, VaryingData};
 use tgsi2va::exec::io::Inputs;
 use tgsi2va::exec::texture::{Dim, TexelKind, Texture};
-use tgsi2va::valhall::tables::{IsaEnum, ModKind, SPECIALS};
-use tgsi2va::valhall::{Base, Flow, Instr, Opcode, Special, Staging, encode};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
-
-fn valid_indices(values: &[Option<&str>], width: u8) -> Vec<u8> {
-    (0..values.len()).filter(|&k| values[k].is_some() && k >> width == 0).map(|k| k as u8).collect()
-}
-
-/// A random instruction of `op` (possibly invalid; the caller keeps the encodable ones).
-fn random_instr(op: Opcode, rng: &mut Rng) -> Instr {
-    let info = op.info();
-    let mut i = Instr::new(op);
-    i.flow = rng.pick(&valid_indices(Flow::ID.info().values, 4));
-    if info.dest {
-        i.dest.reg = rng.below(64) as u8;
-        i.dest.mask = rng.pick(&[3, 3, 1, 2]);
-    }
-    for (k, s) in info.staging.iter().enumerate() {
-        let range = s.count_range();
-        let count = *range.start() + rng.below(u64::from(*range.end() - *range.start() + 1)) as u8;
-        let base = match count {
-            0 => 0,
-            1 => rng.below(64) as u8,
-            n => 2 * rng.below(u64::from((64 - n) / 2 + 1)) as u8,
-        };
-        i.staging[k] = Staging { base, count };
-    }
-    let named: Vec<(u8, u8)> = SPECIALS
-        .iter()
-        .enumerate()
-        .flat_map(|(p, e)| e.iter().enumerate().filter(|(_, x)| x.is_some()).map(move |(n, _)| (p as u8, n as u8)))
-        .collect();
-    let fau = if !info.srcs.is_empty() && rng.below(2) == 0 {
-        Some(rng.below(info.srcs.len() as u64) as usize)
-    } else {
-        None
-    };
-    for (k, s) in info.srcs.iter().enumerate() {
-        let base = if fau == Some(k) {
-            match rng.below(3) {
-                0 => Base::Uniform(rng.below(128) as u8),
-                1 => Base::Immediate(rng.below(32) as u8),
-                _ => {
-                    let (page, entry) = rng.pick(&named);
-                    Base::Special(Special { page, entry, high: rng.below(2) == 0 })
-                }
-            }
-        } else {
-            Base::Register(rng.below(64) as u8)
-        };
-        let src = &mut i.srcs[k];
-        src.base = base;
-        src.neg = s.neg.is_some() && rng.below(3) == 0;
-        src.abs = s.abs.is_some() && rng.below(3) == 0;
-        src.not = s.not.is_some() && rng.below(3) == 0;
-        if let Some(f) = s.swizzle {
-            src.swizzle = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-        if let Some(f) = s.widen {
-            src.widen = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-        if let Some(f) = s.lane {
-            src.lane = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-    }
-    for (k, f) in info.imms.iter().enumerate() {
-        i.imms[k] = (rng.next() & ((1u64 << f.width) - 1)) as u32;
-    }
-    for (k, m) in info.mods.iter().enumerate() {
-        i.mods[k] = match m.kind {
-            ModKind::Flag => rng.below(2) as u8,
-            ModKind::Enum(e) => rng.pick(&valid_indices(e.info().values, m.width)),
-        };
-    }
-    i
-}
+use tgsi2va::valhall::{Opcode, encode};
 
 /// A machine with everything defined: registers, uniforms, memory, textures, varyings.
 fn rich_machine(stage: Stage, rng: &mut Rng) -> Machine {
@@ -147,7 +59,7 @@ fn rich_machine(stage: Stage, rng: &mut Rng) -> Machine {
 
 #[test]
 fn random_valid_instructions_never_panic() {
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     let end = tgsi2va::valhall::assemble_line("NOP.end").unwrap();
     let mut ran = 0;
     let mut errors = 0;
@@ -175,7 +87,7 @@ fn random_valid_instructions_never_panic() {
 
 #[test]
 fn random_valid_sequences_never_panic() {
-    let mut rng = Rng(0xabcdef);
+    let mut rng = Rng::new(0xabcdef);
     for _ in 0..400 {
         let words: Vec<u64> = (0..12)
             .filter_map(|_| {
@@ -197,7 +109,7 @@ proptest! {
 
     #[test]
     fn arbitrary_words_never_panic(words in proptest::collection::vec(any::<u64>(), 1..6), seed in any::<u64>()) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         if let Ok(program) = Program::from_words(&words) {
             let mut m = rich_machine(Stage::Fragment, &mut rng);
             let _ = m.run(&program);

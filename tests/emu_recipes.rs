@@ -8,22 +8,13 @@ use tgsi2va::emu::{Machine, Program, Stage};
 use tgsi2va::exec::LANES;
 use tgsi2va::exec::texture::cube_project;
 
-/// A deterministic generator (xorshift).
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 16) as u32
-    }
-    fn unit(&mut self) -> f64 {
-        f64::from(self.next()) / 4_294_967_296.0
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f32 {
-        (lo + (hi - lo) * self.unit()) as f32
-    }
+/// A float uniform in `[lo, hi)`.
+fn uniform(rng: &mut Rng, lo: f64, hi: f64) -> f32 {
+    (lo + (hi - lo) * rng.unit()) as f32
 }
 
 fn program(text: &str) -> Program {
@@ -78,10 +69,10 @@ FMA.f32         r5, r4, r3, r2";
 #[test]
 fn ex2_sequence() {
     let p = program(EX2);
-    let mut rng = Rng(0x1234_5678_9abc);
-    let mut xs: Vec<f32> = (0..4000).map(|_| rng.range(-149.0, 128.0)).collect();
-    xs.extend((0..2000).map(|_| rng.range(-1.0, 1.0)));
-    xs.extend((0..500).map(|_| rng.range(-1e-6, 1e-6)));
+    let mut rng = Rng::new(0x1234_5678_9abc);
+    let mut xs: Vec<f32> = (0..4000).map(|_| uniform(&mut rng, -149.0, 128.0)).collect();
+    xs.extend((0..2000).map(|_| uniform(&mut rng, -1.0, 1.0)));
+    xs.extend((0..500).map(|_| uniform(&mut rng, -1e-6, 1e-6)));
     let ys = eval_f32(&p, 0, 4, &xs);
     let mut worst = 0.0f64;
     for (&x, &y) in xs.iter().zip(&ys) {
@@ -110,10 +101,10 @@ fn ex2_sequence() {
 #[test]
 fn lg2_sequence() {
     let p = program(LG2);
-    let mut rng = Rng(0xfeed_beef);
-    let mut xs: Vec<f32> = (0..5000).map(|_| f32::from_bits(rng.next() % 0x7F80_0000)).collect();
-    xs.extend((0..2000).map(|_| rng.range(0.5, 2.0)));
-    xs.extend((0..500).map(|_| rng.range(0.999, 1.001)));
+    let mut rng = Rng::new(0xfeed_beef);
+    let mut xs: Vec<f32> = (0..5000).map(|_| f32::from_bits(rng.next_u32() % 0x7F80_0000)).collect();
+    xs.extend((0..2000).map(|_| uniform(&mut rng, 0.5, 2.0)));
+    xs.extend((0..500).map(|_| uniform(&mut rng, 0.999, 1.001)));
     let ys = eval_f32(&p, 0, 5, &xs);
     for (&x, &y) in xs.iter().zip(&ys) {
         if x == 0.0 {
@@ -147,10 +138,10 @@ F32_TO_S32     r8, r6
 FEXP.f32       r9, r8, r6"
     );
     let p = program(&text);
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for _ in 0..1500 {
-        let x: [f32; 4] = std::array::from_fn(|_| rng.range(0.01, 100.0));
-        let y: [f32; 4] = std::array::from_fn(|_| rng.range(-8.0, 8.0));
+        let x: [f32; 4] = std::array::from_fn(|_| uniform(&mut rng, 0.01, 100.0));
+        let y: [f32; 4] = std::array::from_fn(|_| uniform(&mut rng, -8.0, 8.0));
         let m = run(&p, &[(0, x.map(f32::to_bits)), (7, y.map(f32::to_bits))]);
         for l in 0..LANES {
             let got = f32::from_bits(m.reg(9)[l]);
@@ -184,9 +175,9 @@ FADD.f32 r15, r14, r5";
 #[test]
 fn sin_cos_sequence() {
     let p = program(SINCOS);
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for (range, bound) in [(std::f64::consts::PI, 2.5e-5), (100.0, 1.2e-4)] {
-        let xs: Vec<f32> = (0..6000).map(|_| rng.range(-range, range)).collect();
+        let xs: Vec<f32> = (0..6000).map(|_| uniform(&mut rng, -range, range)).collect();
         let sins = eval_f32(&p, 0, 9, &xs);
         let coss = eval_f32(&p, 0, 15, &xs);
         let mut worst = 0.0f64;
@@ -207,16 +198,16 @@ fn sin_cos_sequence() {
 fn div_and_sqrt_sequences() {
     let div = program("FRCP.f32 r2, r1\nFMA.f32  r3, r0, r2, 0x0.neg");
     let sqrt = program("FRSQ.f32 r1, r0\nFRCP.f32 r1, r1");
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for _ in 0..2000 {
-        let a: [f32; 4] = std::array::from_fn(|_| rng.range(-1e6, 1e6));
-        let b: [f32; 4] = std::array::from_fn(|_| rng.range(-1e3, 1e3));
+        let a: [f32; 4] = std::array::from_fn(|_| uniform(&mut rng, -1e6, 1e6));
+        let b: [f32; 4] = std::array::from_fn(|_| uniform(&mut rng, -1e3, 1e3));
         let m = run(&div, &[(0, a.map(f32::to_bits)), (1, b.map(f32::to_bits))]);
         for l in 0..LANES {
             let exact = f64::from(a[l]) / f64::from(b[l]);
             assert!(ulps(f32::from_bits(m.reg(3)[l]), exact) <= 1.5, "{} / {}", a[l], b[l]);
         }
-        let x: [f32; 4] = std::array::from_fn(|_| f32::from_bits(rng.next() % 0x7F80_0000));
+        let x: [f32; 4] = std::array::from_fn(|_| f32::from_bits(rng.next_u32() % 0x7F80_0000));
         let m = run(&sqrt, &[(0, x.map(f32::to_bits))]);
         for l in 0..LANES {
             let exact = f64::from(x[l]).sqrt();
@@ -254,8 +245,8 @@ IADD.s32 r{dst}, r47, r51"
 #[test]
 fn umul_high_sequence() {
     let p = program(&umul_high(9, 0, 1));
-    let mut rng = Rng(5);
-    let mut cases: Vec<(u32, u32)> = (0..4000).map(|_| (rng.next(), rng.next())).collect();
+    let mut rng = Rng::new(5);
+    let mut cases: Vec<(u32, u32)> = (0..4000).map(|_| (rng.next_u32(), rng.next_u32())).collect();
     cases.extend([(u32::MAX, u32::MAX), (0, u32::MAX), (0xFFFF, 0xFFFF), (0x1_0000, 0x1_0000), (0x8000_0000, 2)]);
     for chunk in cases.chunks(LANES) {
         let mut a = [0; LANES];
@@ -300,14 +291,14 @@ CSEL.u32.eq  r6, r7, 0x0, r6, r9",
         umul_high(5, 0, 2)
     );
     let p = program(&text);
-    let mut rng = Rng(1234);
+    let mut rng = Rng::new(1234);
     let mut cases: Vec<(u32, u32)> = Vec::new();
     for _ in 0..3000 {
-        let n = rng.next();
-        let d = match rng.next() % 4 {
-            0 => rng.next() % 16 + 1,
-            1 => rng.next() % 65536 + 1,
-            _ => rng.next().max(1),
+        let n = rng.next_u32();
+        let d = match rng.next_u32() % 4 {
+            0 => rng.next_u32() % 16 + 1,
+            1 => rng.next_u32() % 65536 + 1,
+            _ => rng.next_u32().max(1),
         };
         cases.push((n, d));
     }
@@ -341,10 +332,10 @@ CSEL.u32.eq  r6, r7, 0x0, r6, r9",
 #[test]
 fn sixty_four_bit_add_sequence() {
     let p = program("IADD.s32 r4, r0, r2\nICMP_OR.u32.lt.i1 r6, r4, r0, 0x0\nIADD.s32 r5, r1, r3\nIADD.s32 r5, r6, r5");
-    let mut rng = Rng(77);
+    let mut rng = Rng::new(77);
     for _ in 0..500 {
-        let a: [u64; 4] = std::array::from_fn(|_| u64::from(rng.next()) << 32 | u64::from(rng.next()));
-        let b: [u64; 4] = std::array::from_fn(|_| u64::from(rng.next()) << 32 | u64::from(rng.next()));
+        let a: [u64; 4] = std::array::from_fn(|_| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32()));
+        let b: [u64; 4] = std::array::from_fn(|_| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32()));
         let m = run(
             &p,
             &[
@@ -386,17 +377,17 @@ CSEL.u32.eq r5, r3, 0x0, r0, r4
 CLZ.u32 r5, r5
 ISUB.u32 r5, 0x1F1E1D1C.b3, r5",
     );
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     for _ in 0..500 {
-        let v: [u32; 4] = std::array::from_fn(|_| rng.next());
-        let off: [u32; 4] = std::array::from_fn(|_| rng.next() % 32);
-        let bits: [u32; 4] = std::array::from_fn(|i| (rng.next() % 33).min(32 - off[i]));
+        let v: [u32; 4] = std::array::from_fn(|_| rng.next_u32());
+        let off: [u32; 4] = std::array::from_fn(|_| rng.next_u32() % 32);
+        let bits: [u32; 4] = std::array::from_fn(|i| (rng.next_u32() % 33).min(32 - off[i]));
         let m = run(&ubfe, &[(0, v), (1, off), (2, bits)]);
         for l in 0..LANES {
             let mask = if bits[l] == 32 { u32::MAX } else { (1u32 << bits[l]) - 1 };
             assert_eq!(m.reg(6)[l], (v[l] >> off[l]) & mask, "ubfe({:#x}, {}, {})", v[l], off[l], bits[l]);
         }
-        let x: [u32; 4] = std::array::from_fn(|i| if i == 0 { 0 } else { rng.next() >> (rng.next() % 32) });
+        let x: [u32; 4] = std::array::from_fn(|i| if i == 0 { 0 } else { rng.next_u32() >> (rng.next_u32() % 32) });
         let m = run(&msb, &[(0, x)]);
         for l in 0..LANES {
             let umsb = if x[l] == 0 { -1 } else { 31 - x[l].leading_zeros() as i32 };
@@ -457,8 +448,8 @@ FMA.f32.clamp_0_1 r13, r3, r6, 0x38000000.h1
 IADD_IMM.i32 r7, 0x0, #0x1FFFFFFF
 MUX.i32.bit  r12, r5, r4, r7",
     );
-    let mut rng = Rng(2024);
-    let mut dirs: Vec<[f32; 3]> = (0..4000).map(|_| std::array::from_fn(|_| rng.range(-10.0, 10.0))).collect();
+    let mut rng = Rng::new(2024);
+    let mut dirs: Vec<[f32; 3]> = (0..4000).map(|_| std::array::from_fn(|_| uniform(&mut rng, -10.0, 10.0))).collect();
     dirs.extend([
         [1.0, 1.0, 1.0],
         [-1.0, 1.0, -1.0],

@@ -6,143 +6,18 @@
 //! * random words never make the decoders, the disassembler or the assembler panic, and every
 //!   strictly decoded word re-encodes to itself.
 
+mod common;
+
+use common::fuzz_checks::documented_exception;
+use common::rng::Rng;
 use proptest::prelude::*;
-use tgsi2va::valhall::tables::{IsaEnum, ModKind, SPECIALS, WidenKind};
 use tgsi2va::valhall::{
-    Base, Flow, Instr, Opcode, Special, Staging, asm, decode, decode_permissive, disassemble_word, encode, encode_raw,
-    print_exact,
+    Instr, Opcode, Staging, asm, decode, decode_permissive, disassemble_word, encode, encode_raw, print_exact,
 };
 
-/// A small deterministic generator driven by one proptest seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
-
-fn valid_indices(values: &[Option<&str>], width: u8) -> Vec<u8> {
-    (0..values.len()).filter(|&k| values[k].is_some() && k >> width == 0).map(|k| k as u8).collect()
-}
-
-/// A random valid instruction of opcode `Opcode::ALL[index]`.
+/// A random valid instruction of opcode `Opcode::ALL[index]` from a proptest seed.
 fn random_instr(index: usize, seed: u64) -> Instr {
-    let op = Opcode::ALL[index % Opcode::ALL.len()];
-    let info = op.info();
-    let mut rng = Rng(seed);
-    let mut i = Instr::new(op);
-    let flows = valid_indices(Flow::ID.info().values, 4);
-    i.flow = rng.pick(&flows);
-    if info.dest {
-        i.dest.reg = rng.below(64) as u8;
-        i.dest.mask = rng.pick(&[3, 3, 1, 2]);
-    }
-    for (k, s) in info.staging.iter().enumerate() {
-        let range = s.count_range();
-        let count = *range.start() + rng.below(u64::from(*range.end() - *range.start() + 1)) as u8;
-        let base = match count {
-            0 => 0,
-            1 => rng.below(64) as u8,
-            n => 2 * rng.below(u64::from((64 - n) / 2 + 1)) as u8,
-        };
-        i.staging[k] = Staging { base, count };
-    }
-    let fau_source =
-        if rng.chance(60) && !info.srcs.is_empty() { Some(rng.below(info.srcs.len() as u64) as usize) } else { None };
-    for (k, s) in info.srcs.iter().enumerate() {
-        let base = if fau_source == Some(k) {
-            match rng.below(3) {
-                0 => Base::Uniform(rng.below(128) as u8),
-                1 => Base::Immediate(rng.below(32) as u8),
-                _ => {
-                    let named: Vec<(u8, u8)> = SPECIALS
-                        .iter()
-                        .enumerate()
-                        .flat_map(|(p, e)| {
-                            e.iter().enumerate().filter(|(_, x)| x.is_some()).map(move |(n, _)| (p as u8, n as u8))
-                        })
-                        .collect();
-                    let (page, entry) = rng.pick(&named);
-                    Base::Special(Special { page, entry, high: rng.chance(50) })
-                }
-            }
-        } else if rng.chance(30) {
-            Base::Discard(rng.below(64) as u8)
-        } else {
-            Base::Register(rng.below(64) as u8)
-        };
-        let src = &mut i.srcs[k];
-        src.base = base;
-        src.neg = s.neg.is_some() && rng.chance(40);
-        src.abs = s.abs.is_some() && rng.chance(40);
-        src.not = s.not.is_some() && rng.chance(40);
-        if let Some(f) = s.swizzle {
-            src.swizzle = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-        if let Some(f) = s.widen {
-            src.widen = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-        if let Some(f) = s.lane {
-            src.lane = rng.pick(&valid_indices(f.values.info().values, f.width));
-        }
-    }
-    for (k, f) in info.imms.iter().enumerate() {
-        i.imms[k] = (rng.next() & ((1u64 << f.width) - 1)) as u32;
-    }
-    for (k, m) in info.mods.iter().enumerate() {
-        i.mods[k] = match m.kind {
-            ModKind::Flag => rng.below(2) as u8,
-            ModKind::Enum(e) => rng.pick(&valid_indices(e.info().values, m.width)),
-        };
-    }
-    i
-}
-
-/// Why Mesa's text of a valid instruction does not assemble back to the same word, if it is one
-/// of the documented cases.
-fn documented_exception(i: &Instr) -> Option<&'static str> {
-    let info = i.info();
-    if i.opcode == Opcode::TEX_DUAL {
-        return Some("B.8: TEX_DUAL's register widths are ambiguous");
-    }
-    for (k, m) in info.mods.iter().enumerate() {
-        let v = i.mods[k];
-        if m.text == "lod_mode" && m.kind == ModKind::Flag && v == 1 {
-            return Some("B.8: gradient lod flags print as .lod_mode");
-        }
-        if m.hidden && v == 1 {
-            return Some("open question 1: Mesa's text has no spelling for this flag");
-        }
-        if m.key == "nan_mode" && v == 0 {
-            return Some("B.7: nan_mode none is read as a flow");
-        }
-        if m.key == "varying_texture_register_width" && v >= 2 {
-            return Some("B.8: 16.32 / 32.32 contain a dot");
-        }
-    }
-    for (src, s) in i.sources().iter().zip(info.srcs) {
-        if src.base == Base::Immediate(21) {
-            return Some("B.4: immediate entry 21 assembles to entry 0");
-        }
-        if matches!(src.base, Base::Special(_)) && s.size == 64 && s.widen_kind == WidenKind::Widen {
-            return Some("a special value's .w0 on a 64-bit widen source reads as the widen w0");
-        }
-    }
-    None
+    common::random_instr::random_instr(Opcode::ALL[index % Opcode::ALL.len()], &mut Rng::new(seed))
 }
 
 fn check_text_round_trip(word: u64, instr: &Instr) -> Result<(), TestCaseError> {

@@ -80,25 +80,21 @@ impl Prog {
     }
 }
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn u32(&mut self) -> u32 {
-        (self.next() >> 32) as u32
-    }
-
+/// Integer draws from the shared generator.
+trait IntDraws {
     /// A value with a random number of significant bits (small values are common in shaders).
+    fn u32_any_width(&mut self) -> u32;
+    fn u64_any_width(&mut self) -> u64;
+}
+
+impl IntDraws for Rng {
     fn u32_any_width(&mut self) -> u32 {
-        let bits = self.u32() % 33;
-        let v = self.u32();
+        let bits = self.next_u32() % 33;
+        let v = self.next_u32();
         if bits == 32 { v } else { v & ((1u32 << bits) - 1) }
     }
 
@@ -128,7 +124,7 @@ fn edges() -> Vec<u32> {
 fn pairs(n: usize, seed: u64) -> Vec<(u32, u32)> {
     let e = edges();
     let mut v: Vec<(u32, u32)> = e.iter().flat_map(|&a| e.iter().map(move |&b| (a, b))).collect();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     for _ in 0..n {
         v.push((rng.u32_any_width(), rng.u32_any_width()));
     }
@@ -286,9 +282,9 @@ fn umad_sad_ucmp_and_modifiers() {
             "UADD OUT[0].w, -CONST[0][0].xxxx, |CONST[0][0].yyyy|",
         ],
     );
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     for _ in 0..2000 {
-        let (a, b, c, w) = (rng.u32_any_width(), rng.u32_any_width(), rng.u32_any_width(), rng.u32() % 3);
+        let (a, b, c, w) = (rng.u32_any_width(), rng.u32_any_width(), rng.u32_any_width(), rng.next_u32() % 3);
         let out = p.run(&[[a, b, c, w]]);
         assert_eq!(out[0], a.wrapping_mul(b).wrapping_add(c));
         assert_eq!(out[1], (a.max(b) - a.min(b)).wrapping_add(c), "SAD {a} {b} {c}");
@@ -301,12 +297,12 @@ fn umad_sad_ucmp_and_modifiers() {
 fn division_by_variables_is_exact() {
     let mut p = pairs(30000, 4);
     // Divisors near powers of two and large quotients stress the reciprocal's last bits.
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     for _ in 0..20000 {
-        let k = rng.u32() % 32;
-        let d = (1u32 << k).wrapping_add(rng.u32() % 3).wrapping_sub(1).max(1);
-        p.push((rng.u32(), d));
-        p.push((u32::MAX - rng.u32() % 1000, rng.u32() >> (rng.u32() % 32)));
+        let k = rng.next_u32() % 32;
+        let d = (1u32 << k).wrapping_add(rng.next_u32() % 3).wrapping_sub(1).max(1);
+        p.push((rng.next_u32(), d));
+        p.push((u32::MAX - rng.next_u32() % 1000, rng.next_u32() >> (rng.next_u32() % 32)));
     }
     check_binary("UDIV", &p, udiv_ref);
     check_binary("UMOD", &p, umod_ref);
@@ -353,7 +349,7 @@ fn division_by_constants_is_exact() {
     divisors.extend([641, 1000, 6700417, 1_000_000, 0x7FFF_FFFF, 0x8000_0000, 0x8000_0001, 0xFFFF_FFFE, 0xFFFF_FFFF]);
     divisors.extend([7 << 20, 3 << 29, 0x0FFF_FFFF, 0x5555_5555, 0xAAAA_AAAB, (1 << 31) - 3]);
     let mut numerators = edges();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     numerators.extend((0..300).map(|_| rng.u32_any_width()));
     for d in divisors {
         let imm = format!("UINT32 {{{d}, 0, 0, 0}}");
@@ -502,7 +498,7 @@ fn bitfield_values() {
 #[test]
 fn bit_counting_values() {
     let mut values = edges();
-    let mut rng = Rng(9);
+    let mut rng = Rng::new(9);
     values.extend((0..2000).map(|_| rng.u32_any_width()));
     let msb = |x: u32| if x == 0 { u32::MAX } else { 31 - x.leading_zeros() };
     check_unary("BREV", &values, u32::reverse_bits);
@@ -530,8 +526,8 @@ fn float_edges() -> Vec<f32> {
 #[test]
 fn int_float_conversion_values() {
     let mut floats = float_edges();
-    let mut rng = Rng(10);
-    floats.extend((0..3000).map(|_| f32::from_bits(rng.u32())));
+    let mut rng = Rng::new(10);
+    floats.extend((0..3000).map(|_| f32::from_bits(rng.next_u32())));
     let bits: Vec<u32> = floats.iter().map(|f| f.to_bits()).collect();
     check_unary("F2I", &bits, |x| f32::from_bits(x) as i32 as u32);
     check_unary("F2U", &bits, |x| f32::from_bits(x) as u32);
@@ -569,8 +565,8 @@ fn pack_values() {
         ],
     );
     let mut floats = float_edges();
-    let mut rng = Rng(11);
-    floats.extend((0..2000).map(|_| (rng.u32() as f32 / u32::MAX as f32) * 2.4 - 1.2));
+    let mut rng = Rng::new(11);
+    floats.extend((0..2000).map(|_| (rng.next_u32() as f32 / u32::MAX as f32) * 2.4 - 1.2));
     floats.extend((0..256).map(|i| i as f32 / 255.0));
     floats.extend((0..256).map(|i| (i as f32 - 128.0) / 127.0));
     for w in floats.windows(4) {
@@ -592,8 +588,8 @@ fn unpack_values() {
     let up4b = Prog::new(&[], &["UP4B OUT[0], CONST[0][0].xxxx"]);
     let up4ub = Prog::new(&[], &["UP4UB OUT[0], CONST[0][0].xxxx"]);
     let mut values = edges();
-    let mut rng = Rng(12);
-    values.extend((0..3000).map(|_| rng.u32()));
+    let mut rng = Rng::new(12);
+    values.extend((0..3000).map(|_| rng.next_u32()));
     values.extend([0x7C00_FC00, 0x7E00_0001, 0x8000_0400, 0x8080_7F81]);
     for v in values {
         let c = [[v, 0, 0, 0]];
@@ -659,7 +655,7 @@ fn edges64() -> Vec<u64> {
 fn pairs64(n: usize, seed: u64) -> Vec<(u64, u64)> {
     let e = edges64();
     let mut v: Vec<(u64, u64)> = e.iter().flat_map(|&a| e.iter().map(move |&b| (a, b))).collect();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     for _ in 0..n {
         v.push((rng.u64_any_width(), rng.u64_any_width()));
     }
@@ -735,7 +731,7 @@ fn int64_shift_values() {
     );
     let ishr = Prog::new(&[], &["I64SHR OUT[0].xy, CONST[0][0].xyxy, CONST[0][1].xxxx"]);
     let mut values = edges64();
-    let mut rng = Rng(16);
+    let mut rng = Rng::new(16);
     values.extend((0..200).map(|_| rng.next()));
     let counts: Vec<u32> = (0..=130).chain([255, 256, u32::MAX]).collect();
     for &a in &values {
@@ -780,9 +776,9 @@ fn int64_conversion_values() {
     }
     let f2 = Prog::new(&[], &["F2U64 OUT[0].xy, CONST[0][0].xxxx", "F2I64 OUT[0].zw, CONST[0][0].xxxx"]);
     let mut floats = float_edges();
-    let mut rng = Rng(17);
-    floats.extend((0..5000).map(|_| f32::from_bits(rng.u32() & 0xDFFF_FFFF)));
-    floats.extend((0..3000).map(|_| (rng.next() as i64 >> (rng.u32() % 64)) as f32));
+    let mut rng = Rng::new(17);
+    floats.extend((0..5000).map(|_| f32::from_bits(rng.next_u32() & 0xDFFF_FFFF)));
+    floats.extend((0..3000).map(|_| (rng.next() as i64 >> (rng.next_u32() % 64)) as f32));
     for &x in &floats {
         let out = f2.run(&[[x.to_bits(), 0, 0, 0]]);
         assert_eq!(join(out), x as u64, "F2U64 {x:e}");

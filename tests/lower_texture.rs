@@ -409,25 +409,24 @@ fn fs_shader(body: &str, decls: &str) -> Shader {
     .shader
 }
 
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 16) as u32
-    }
-
+/// Float draws from the shared generator.
+trait FloatDraws {
     /// Floats that exercise ties, zeros, signs and extremes.
+    fn float(&mut self) -> f32;
+}
+
+impl FloatDraws for Rng {
     fn float(&mut self) -> f32 {
         const SPECIAL: [f32; 12] =
             [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, f32::INFINITY, f32::NEG_INFINITY, 1e-30, -7.5e20, f32::NAN];
         match self.next() % 4 {
             0 => SPECIAL[(self.next() % 12) as usize],
             1 => ((self.next() % 9) as f32 - 4.0) * 0.5,
-            _ => f32::from_bits(self.next() & 0x7FFF_FFFF) * if self.next() & 1 == 0 { 1.0 } else { -1.0 },
+            _ => f32::from_bits(self.next_u32() & 0x7FFF_FFFF) * if self.next() & 1 == 0 { 1.0 } else { -1.0 },
         }
     }
 }
@@ -435,7 +434,7 @@ impl Rng {
 #[test]
 fn cube_sequence_matches_cube_project() {
     let shader = fs_shader("TEX TEMP[0], IN[0], SAMP[0], CUBE", "DCL SAMP[0]\n");
-    let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+    let mut rng = Rng::new(0x1234_5678_9ABC_DEF1);
     let mut directions: Vec<[f32; 3]> = vec![
         [1.0, 0.0, 0.0],
         [-1.0, 0.0, 0.0],
@@ -482,7 +481,7 @@ fn cube_sequence_matches_cube_project() {
 #[test]
 fn lod_conversion_matches_lod_to_fixed88() {
     let shader = fs_shader("TXL TEMP[0], IN[0], SAMP[0], 2D", "DCL SAMP[0]\n");
-    let mut rng = Rng(0x0BAD_CAFE_F00D_1234);
+    let mut rng = Rng::new(0x0BAD_CAFE_F00D_1234);
     let mut lods: Vec<f32> = vec![
         0.0,
         -0.0,
@@ -531,7 +530,7 @@ fn constant_lods_fold_to_the_same_words() {
 #[test]
 fn projection_uses_one_reciprocal() {
     let shader = fs_shader("TXP TEMP[0], IN[0], SAMP[0], SHADOW2D", "DCL SAMP[0]\n");
-    let mut rng = Rng(77);
+    let mut rng = Rng::new(77);
     for _ in 0..2000 {
         let v: [f32; 4] = [rng.float(), rng.float(), rng.float(), rng.float()];
         let e = Eval::run(&shader, &v.map(f32::to_bits), HashMap::new());

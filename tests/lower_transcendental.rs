@@ -484,23 +484,17 @@ fn ulp_error(got: f32, want: f64) -> f64 {
     (f64::from(got) - want).abs() / ulp(want)
 }
 
-/// A deterministic xorshift64* generator.
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / 2f64.powi(53)
-    }
-
+/// Float draws from the shared generator.
+trait FloatDraws {
     /// A float with a uniformly chosen exponent in `[lo, hi)` and random significand bits.
+    fn float_exp(&mut self, lo: i32, hi: i32) -> f32;
+}
+
+impl FloatDraws for Rng {
     fn float_exp(&mut self, lo: i32, hi: i32) -> f32 {
         let e = lo + (self.next() % (hi - lo) as u64) as i32;
         let m = 1.0 + (self.next() & 0x7F_FFFF) as f64 / 2f64.powi(23);
@@ -603,7 +597,7 @@ fn sqrt_accuracy() {
     let err = |x: f32| ulp_error(p.run([x; 4])[0], f64::from(x).sqrt());
     // Every float of [1, 4): both exponent parities, every significand.
     let (dense, at) = worst(every(1.0, 4.0, dense_stride()), err);
-    let mut rng = Rng(0x5EED_0001);
+    let mut rng = Rng::new(0x5EED_0001);
     let (random, at2) = worst(samples(200_000).map(|_| rng.float_exp(-149, 128)), err);
     eprintln!("SQRT: max {dense:.4} ulp on [1, 4) (at {at:e}), {random:.4} ulp on random floats (at {at2:e})");
     assert!(dense.max(random) <= SQRT_ULP);
@@ -617,7 +611,7 @@ fn sqrt_accuracy() {
 #[test]
 fn div_accuracy() {
     let p = Program::op("DIV OUT[0], CONST[0][0].xxxx, CONST[0][0].yyyy");
-    let mut rng = Rng(0x5EED_0002);
+    let mut rng = Rng::new(0x5EED_0002);
     let mut max = (0.0f64, 0.0f32, 0.0f32);
     for _ in samples(300_000) {
         let a = rng.float_exp(-100, 100) * if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
@@ -654,7 +648,7 @@ fn div_accuracy() {
 fn ex2_accuracy() {
     let p = Program::op("EX2 OUT[0], CONST[0][0].xxxx");
     let err = |x: f32| ulp_error(p.run([x; 4])[0], f64::from(x).exp2());
-    let mut rng = Rng(0x5EED_0003);
+    let mut rng = Rng::new(0x5EED_0003);
     // |x| < 1: the 8.24 quantisation matters; 1 ≤ |x| < 128: exact fixed point.
     let small = samples(400_000).map(|_| rng.float_exp(-30, 0) * if rng.next() & 1 == 0 { 1.0 } else { -1.0 });
     let (e_small, at_small) = worst(small.collect::<Vec<_>>(), err);
@@ -697,7 +691,7 @@ fn lg2_accuracy() {
     let err = |x: f32| ulp_error(p.run([x; 4])[0], f64::from(x).log2());
     // Every float of [0.5, 2): both branches of the reduction around 1 and 0.75.
     let (dense, at) = worst(every(0.5, 2.0, dense_stride()), err);
-    let mut rng = Rng(0x5EED_0004);
+    let mut rng = Rng::new(0x5EED_0004);
     let random: Vec<f32> = samples(300_000).map(|_| f32::from_bits(1 + (rng.next() as u32 % 0x7F7F_FFFF))).collect();
     let (e_random, at2) = worst(random, err);
     eprintln!(
@@ -724,7 +718,7 @@ fn lg2_accuracy() {
 #[test]
 fn pow_accuracy() {
     let p = Program::op("POW OUT[0], CONST[0][0].xxxx, CONST[0][0].yyyy");
-    let mut rng = Rng(0x5EED_0005);
+    let mut rng = Rng::new(0x5EED_0005);
     let mut max = (0.0f64, 0.0f32, 0.0f32);
     let mut max_ratio = 0.0f64;
     for i in samples(300_000) {
@@ -803,7 +797,7 @@ fn sin_cos_accuracy() {
     let sin = Program::op("SIN OUT[0], CONST[0][0].xxxx");
     let cos = Program::op("COS OUT[0], CONST[0][0].xxxx");
     let scs = Program::op("SCS OUT[0], CONST[0][0].xxxx");
-    let mut rng = Rng(0x5EED_0006);
+    let mut rng = Rng::new(0x5EED_0006);
     let mut inputs: Vec<f32> =
         samples(100_000).map(|_| (rng.unit() * 4.0 - 2.0) as f32 * std::f32::consts::PI).collect();
     inputs.extend(samples(60_000).map(|_| (rng.unit() * 2.0 - 1.0) as f32 * TRIG_RANGE));
@@ -855,7 +849,7 @@ fn sin_cos_accuracy() {
 fn exp_channels() {
     let p = Program::op("EXP OUT[0], CONST[0][0].xxxx");
     let ex2 = Program::op("EX2 OUT[0], CONST[0][0].xxxx");
-    let mut rng = Rng(0x5EED_0007);
+    let mut rng = Rng::new(0x5EED_0007);
     let mut inputs: Vec<f32> = (0..100_000).map(|_| (rng.unit() * 300.0 - 160.0) as f32).collect();
     inputs.extend([
         0.0,
@@ -893,7 +887,7 @@ fn exp_channels() {
 fn log_channels() {
     let p = Program::op("LOG OUT[0], CONST[0][0].xxxx");
     let lg2 = Program::op("LG2 OUT[0], |CONST[0][0].xxxx|");
-    let mut rng = Rng(0x5EED_0008);
+    let mut rng = Rng::new(0x5EED_0008);
     let mut inputs: Vec<f32> = (0..200_000).map(|_| f32::from_bits(rng.next() as u32 & 0x7F7F_FFFF | 1)).collect();
     inputs.extend([1.0, -1.0, 0.75, 1.5, f32::from_bits(1), f32::MAX, -f32::MAX, 0.9999999]);
     for x in inputs {
@@ -922,7 +916,7 @@ fn log_channels() {
 fn lit_channels() {
     let p = Program::op("LIT OUT[0], CONST[0][0]");
     let pow = Program::op("POW OUT[0], CONST[0][0].xxxx, CONST[0][0].yyyy");
-    let mut rng = Rng(0x5EED_0009);
+    let mut rng = Rng::new(0x5EED_0009);
     for _ in 0..50_000 {
         let x = (rng.unit() * 2.0 - 0.5) as f32;
         let y = (rng.unit() * 4.0 - 1.0) as f32;
@@ -974,7 +968,7 @@ fn rcc_clamps() {
 
 #[test]
 fn exact_compositions() {
-    let mut rng = Rng(0x5EED_000A);
+    let mut rng = Rng::new(0x5EED_000A);
     let dst = Program::new(
         "FRAG\nDCL OUT[0], COLOR\nDCL CONST[0][0..1]\n  0: DST OUT[0], CONST[0][0], CONST[0][0].wzyx\n  1: END\n",
     );

@@ -6,25 +6,19 @@ use tgsi2va::tgsi::ast::*;
 use tgsi2va::tgsi::opcodes::{ALL, Opcode};
 use tgsi2va::tgsi::{self, formats::FORMATS};
 
-/// A small deterministic generator driven by a proptest seed (xorshift64*).
-struct Gen(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
+/// TGSI-shaped draws from the shared generator.
+trait TgsiDraws {
+    fn small(&mut self) -> u32;
+    fn component(&mut self) -> Component;
+    fn swizzle(&mut self) -> Swizzle;
+    fn mask(&mut self) -> WriteMask;
+}
+
+impl TgsiDraws for Rng {
     fn small(&mut self) -> u32 {
         // Mostly small numbers, sometimes the limits.
         match self.below(10) {
@@ -48,7 +42,7 @@ impl Gen {
     }
 }
 
-fn index(g: &mut Gen) -> Index {
+fn index(g: &mut Rng) -> Index {
     let array_id = if g.chance(15) { g.below(1024) as u32 } else { 0 };
     if g.chance(20) {
         let value = g.below(65536) as i32 - 32768;
@@ -63,11 +57,11 @@ fn index(g: &mut Gen) -> Index {
     }
 }
 
-fn register(g: &mut Gen) -> Register {
+fn register(g: &mut Rng) -> Register {
     Register { file: g.pick(&File::ALL), dimension: if g.chance(20) { Some(index(g)) } else { None }, index: index(g) }
 }
 
-fn dst(g: &mut Gen) -> DstOperand {
+fn dst(g: &mut Rng) -> DstOperand {
     let modulate = if g.chance(5) {
         Some(g.pick(&[
             Modulate::X1,
@@ -84,7 +78,7 @@ fn dst(g: &mut Gen) -> DstOperand {
     DstOperand { register: register(g), write_mask: g.mask(), modulate, span: Default::default() }
 }
 
-fn src(g: &mut Gen) -> SrcOperand {
+fn src(g: &mut Rng) -> SrcOperand {
     let mut s = SrcOperand {
         register: register(g),
         swizzle: g.swizzle(),
@@ -126,15 +120,15 @@ fn src(g: &mut Gen) -> SrcOperand {
     s
 }
 
-fn target(g: &mut Gen) -> TextureTarget {
+fn target(g: &mut Rng) -> TextureTarget {
     g.pick(&TextureTarget::ALL)
 }
 
-fn format(g: &mut Gen) -> Format {
+fn format(g: &mut Rng) -> Format {
     if g.chance(50) { Format(0) } else { Format(g.below(FORMATS.len() as u64) as u16) }
 }
 
-fn instruction(g: &mut Gen) -> Instruction {
+fn instruction(g: &mut Rng) -> Instruction {
     let candidates: Vec<Opcode> =
         ALL.iter().copied().filter(|op| !matches!(op, Opcode::Loop | Opcode::EndloopLegacy)).collect();
     let opcode = g.pick(&candidates);
@@ -191,7 +185,7 @@ fn instruction(g: &mut Gen) -> Instruction {
     inst
 }
 
-fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
+fn declaration(g: &mut Rng, processor: Processor) -> Declaration {
     let file = g.pick(&[
         File::Temp,
         File::Input,
@@ -298,7 +292,7 @@ fn declaration(g: &mut Gen, processor: Processor) -> Declaration {
     d
 }
 
-fn immediate(g: &mut Gen) -> Immediate {
+fn immediate(g: &mut Rng) -> Immediate {
     let ty = g.pick(&[
         ImmediateType::Flt32,
         ImmediateType::Uint32,
@@ -329,7 +323,7 @@ fn immediate(g: &mut Gen) -> Immediate {
     Immediate { ty, words, indexed, legacy_spaced_braces: !indexed && g.chance(50), span: Default::default() }
 }
 
-fn property(g: &mut Gen) -> Property {
+fn property(g: &mut Rng) -> Property {
     let name = g.pick(&PropertyName::ALL);
     let value = match name {
         PropertyName::GsInputPrimitive | PropertyName::GsOutputPrimitive => {
@@ -357,7 +351,7 @@ fn property(g: &mut Gen) -> Property {
 }
 
 fn program(seed: u64) -> Program {
-    let mut g = Gen(seed | 1);
+    let mut g = Rng::new(seed);
     let processor = g.pick(&[
         Processor::Vert,
         Processor::TessCtrl,
