@@ -164,3 +164,28 @@ fn isa_lists_and_describes() {
     assert!(html.status.success());
     assert!(String::from_utf8_lossy(&html.stdout).starts_with("<!DOCTYPE html>"));
 }
+
+/// A single-input command that cannot read its input says so on one line and exits 1 (the
+/// shared `batch::failure` path of `asm`, `disasm`, `fmt`, `interp` and `emu`).
+#[test]
+fn unreadable_inputs_fail_with_one_line() {
+    let dir = temp_dir("unreadable");
+    let missing = dir.join("missing.file");
+    let missing = missing.to_str().expect("UTF-8 temp path");
+    for args in [
+        vec!["asm", missing],
+        vec!["disasm", missing],
+        vec!["fmt", missing],
+        vec!["interp", missing],
+        vec!["emu", missing, "--meta", missing],
+    ] {
+        let o = tgsi2va(&args, b"");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("missing.file"), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -24,18 +24,12 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> ExitCode {
     let text = match batch::read_text(&args.input) {
         Ok(text) => text,
-        Err(message) => {
-            eprint!("{message}");
-            return ExitCode::FAILURE;
-        }
+        Err(message) => return batch::failure(message),
     };
     let name = batch::display_name(&args.input);
     let words = match tgsi2va::valhall::assemble(&text) {
         Ok(words) => words,
-        Err(errors) => {
-            eprint!("{}", global.render(&errors.0, &name, &text));
-            return ExitCode::FAILURE;
-        }
+        Err(errors) => return batch::failure(global.render(&errors.0, &name, &text)),
     };
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     match write_output(&args.output, &bytes) {

@@ -96,6 +96,17 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     })
 }
 
+/// Prints `message` to standard error (ending the line if it does not) and fails: the end of
+/// a single-input command that cannot go on.
+pub fn failure(message: impl std::fmt::Display) -> ExitCode {
+    let text = message.to_string();
+    eprint!("{text}");
+    if !text.ends_with('\n') {
+        eprintln!();
+    }
+    ExitCode::FAILURE
+}
+
 /// Reads an input file (or standard input for `-`) as bytes.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
     if path == Path::new("-") {

@@ -39,10 +39,7 @@ pub struct Args {
 pub fn run(args: Args, _global: Global) -> ExitCode {
     let bytes = match batch::read_bytes(&args.input) {
         Ok(bytes) => bytes,
-        Err(message) => {
-            eprint!("{message}");
-            return ExitCode::FAILURE;
-        }
+        Err(message) => return batch::failure(message),
     };
     let name = batch::display_name(&args.input);
     let result = listing(&bytes, ListingOptions { hex: args.hex, each: args.each });

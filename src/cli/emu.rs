@@ -40,15 +40,6 @@ pub struct Args {
     allow_undefined: bool,
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    let text = message.to_string();
-    eprint!("{text}");
-    if !text.ends_with('\n') {
-        eprintln!();
-    }
-    ExitCode::FAILURE
-}
-
 pub fn run(args: Args, _global: Global) -> ExitCode {
     let meta_path = match &args.meta {
         Some(p) => p.clone(),
@@ -59,13 +50,13 @@ pub fn run(args: Args, _global: Global) -> ExitCode {
     };
     let blob = match batch::read_bytes(&args.blob) {
         Ok(b) => b,
-        Err(message) => return fail(message),
+        Err(message) => return batch::failure(message),
     };
     let meta = match batch::read_text(&meta_path)
         .and_then(|t| Metadata::from_json(&t).map_err(|e| format!("error: {}: {e}\n", batch::display_name(&meta_path))))
     {
         Ok(m) => m,
-        Err(message) => return fail(message),
+        Err(message) => return batch::failure(message),
     };
     let inputs = match &args.inputs {
         None => Inputs::default(),
@@ -73,15 +64,15 @@ pub fn run(args: Args, _global: Global) -> ExitCode {
             .and_then(|t| Inputs::from_json(&t).map_err(|e| format!("error: {}: {e}\n", batch::display_name(path))))
         {
             Ok(i) => i,
-            Err(message) => return fail(message),
+            Err(message) => return batch::failure(message),
         },
     };
     let options = Options { max_steps: args.max_steps, allow_undefined: args.allow_undefined, ..Options::default() };
     match emu::run_with(&blob, &meta, &inputs, options) {
         Ok(outputs) => match write_output(&args.output, outputs.to_json().as_bytes()) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(message) => fail(format!("error: {message}")),
+            Err(message) => batch::failure(format!("error: {message}")),
         },
-        Err(e) => fail(format!("error: {}: {e}", batch::display_name(&args.blob))),
+        Err(e) => batch::failure(format!("error: {}: {e}", batch::display_name(&args.blob))),
     }
 }

@@ -24,18 +24,12 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> ExitCode {
     let text = match batch::read_text(&args.input) {
         Ok(text) => text,
-        Err(message) => {
-            eprint!("{message}");
-            return ExitCode::FAILURE;
-        }
+        Err(message) => return batch::failure(message),
     };
     let name = batch::display_name(&args.input);
     let program = match tgsi::parse(&text) {
         Ok(program) => program,
-        Err(errors) => {
-            eprint!("{}", global.render(&errors.0, &name, &text));
-            return ExitCode::FAILURE;
-        }
+        Err(errors) => return batch::failure(global.render(&errors.0, &name, &text)),
     };
     let printed = tgsi::print_with(&program, PrintOptions { float_as_hex: args.float_hex, ..PrintOptions::default() });
     match write_output(&args.output, printed.as_bytes()) {

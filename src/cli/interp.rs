@@ -49,18 +49,12 @@ pub struct Args {
 pub fn run(args: Args, global: Global) -> ExitCode {
     let text = match batch::read_text(&args.input) {
         Ok(text) => text,
-        Err(message) => {
-            eprint!("{message}");
-            return ExitCode::FAILURE;
-        }
+        Err(message) => return batch::failure(message),
     };
     let name = batch::display_name(&args.input);
     let program = match tgsi2va::tgsi::parse(&text) {
         Ok(program) => program,
-        Err(errors) => {
-            eprint!("{}", global.render(&errors.0, &name, &text));
-            return ExitCode::FAILURE;
-        }
+        Err(errors) => return batch::failure(global.render(&errors.0, &name, &text)),
     };
     let inputs = match (&args.inputs, args.seed) {
         (Some(path), _) => {
@@ -94,9 +88,6 @@ pub fn run(args: Args, global: Global) -> ExitCode {
                 }
             }
         }
-        Err(error) => {
-            eprint!("{}", global.render(&error.diagnostics(), &name, &text));
-            ExitCode::FAILURE
-        }
+        Err(error) => batch::failure(global.render(&error.diagnostics(), &name, &text)),
     }
 }
