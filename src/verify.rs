@@ -51,6 +51,13 @@ pub struct Mismatch {
     pub accuracy: Accuracy,
 }
 
+impl Mismatch {
+    /// Something the interpreter produced and the emulator did not (no values to compare).
+    fn missing(seed: u64, what: String) -> Mismatch {
+        Mismatch { seed, what, interp: 0, emu: 0, accuracy: Accuracy::Exact }
+    }
+}
+
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (a, b) = (f32::from_bits(self.interp), f32::from_bits(self.emu));
@@ -186,13 +193,7 @@ fn compare(
             continue;
         }
         let Some(theirs) = emu.outputs.get(reg) else {
-            report.mismatches.push(Mismatch {
-                seed,
-                what: format!("{reg}: the emulator produced no value"),
-                interp: 0,
-                emu: 0,
-                accuracy: Accuracy::Exact,
-            });
+            report.mismatches.push(Mismatch::missing(seed, format!("{reg}: the emulator produced no value")));
             continue;
         };
         let accuracy = run.accuracy.get(reg);
@@ -247,13 +248,7 @@ fn compare(
     // Final image contents, word by word (every image the interpreter holds must be bound).
     for (index, words) in &run.outputs.images {
         let Some(theirs) = emu.images.get(index) else {
-            report.mismatches.push(Mismatch {
-                seed,
-                what: format!("IMAGE[{index}]: the emulator has no such image"),
-                interp: 0,
-                emu: 0,
-                accuracy: Accuracy::Exact,
-            });
+            report.mismatches.push(Mismatch::missing(seed, format!("IMAGE[{index}]: the emulator has no such image")));
             continue;
         };
         compare_words(report, seed, &format!("IMAGE[{index}]"), words, theirs, run.image_accuracy.get(index));

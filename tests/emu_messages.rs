@@ -449,8 +449,8 @@ ATOM_RETURN.i32.slot1.aadd.wait1 @r15, @r0, r12, offset:0x0
 NOP.end",
     )
     .unwrap();
-    let initial = tgsi2va::exec::image::data_words(&image.initial_data());
-    let words = tgsi2va::exec::image::data_words(&m.memory.region(RegionKind::Image(3)).unwrap().data);
+    let initial = tgsi2va::exec::bytes_to_words(&image.initial_data());
+    let words = tgsi2va::exec::bytes_to_words(&m.memory.region(RegionKind::Image(3)).unwrap().data);
     assert_eq!(m.reg(11)[0], initial[5], "the old texel");
     assert_eq!(words[5], initial[5].wrapping_add(7));
     assert_eq!(m.reg(15)[0], 0, "an atomic outside the image returns 0");

@@ -3,7 +3,7 @@
 //! image accesses; and the image samples under `verify`. Each shader runs in the interpreter
 //! and, compiled, in the emulator on the same inputs; both must give the expected words.
 
-use tgsi2va::exec::image::data_words;
+use tgsi2va::exec::bytes_to_words;
 use tgsi2va::exec::io::{Inputs, Outputs};
 use tgsi2va::interp;
 
@@ -222,7 +222,7 @@ IMM[4] UINT32 {{4, 77, 0, 0}}
     );
     let image =
         r#""0": {"dim": "2d", "array": true, "layers": 2, "format": "R32_UINT", "width": 16, "height": 16, "seed": 3}"#;
-    let initial = data_words(&Inputs::from_json(&inputs(image)).unwrap().images[&0].initial_data());
+    let initial = bytes_to_words(&Inputs::from_json(&inputs(image)).unwrap().images[&0].initial_data());
     let (interp, emu) = both(&text, &inputs(image));
     for (who, out) in [("interpreter", &interp), ("emulator", &emu)] {
         assert_eq!(out.images[&0], initial, "{who}: nothing was written");

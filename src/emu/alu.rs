@@ -358,6 +358,18 @@ fn int_condition(cond: u8, a: i64, b: i64) -> Result<bool, EmuError> {
     })
 }
 
+/// Condition `cond` between lanes `x` and `y` of `w` bits, compared as floats, signed or
+/// unsigned integers (the comparison of FCMP/ICMP and CSEL).
+fn lane_condition(cond: u8, float: bool, signed: bool, w: u32, x: u32, y: u32) -> Result<bool, EmuError> {
+    if float {
+        Ok(fp::float_condition(float_format(w), cond, x, y))
+    } else if signed {
+        int_condition(cond, sext(x, w), sext(y, w))
+    } else {
+        int_condition(cond, i64::from(x), i64::from(y))
+    }
+}
+
 /// The boolean encoding of a `result_type` in a lane of `w` bits.
 fn bool_value(result_type: u8, w: u32, value: bool) -> Result<u32, EmuError> {
     if !value {
@@ -620,13 +632,7 @@ pub(crate) fn eval(c: &Ctx) -> Result<Out, EmuError> {
             };
             try_map_lanes(w, |i| {
                 let (x, y) = (get_lane(a, w, i), get_lane(b, w, i));
-                let r = if float {
-                    fp::float_condition(float_format(w), cond, x, y)
-                } else if signed {
-                    int_condition(cond, sext(x, w), sext(y, w))?
-                } else {
-                    int_condition(cond, i64::from(x), i64::from(y))?
-                };
+                let r = lane_condition(cond, float, signed, w, x, y)?;
                 let t = get_lane(third, w, i) != 0;
                 let r = match combine {
                     0 => r || t,
@@ -649,13 +655,7 @@ pub(crate) fn eval(c: &Ctx) -> Result<Out, EmuError> {
             let float = name.starts_with("CSEL.f") || name.starts_with("CSEL.v2f");
             try_map_lanes(w, |i| {
                 let (x, y) = (get_lane(a, w, i), get_lane(b, w, i));
-                let r = if float {
-                    fp::float_condition(float_format(w), cond, x, y)
-                } else if signed {
-                    int_condition(cond, sext(x, w), sext(y, w))?
-                } else {
-                    int_condition(cond, i64::from(x), i64::from(y))?
-                };
+                let r = lane_condition(cond, float, signed, w, x, y)?;
                 Ok(get_lane(if r { t } else { f }, w, i))
             })
             .map(Out::W32)

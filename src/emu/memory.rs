@@ -23,6 +23,8 @@ use super::error::{EmuError, ErrorKind, err};
 use crate::exec::image::Image;
 use std::collections::BTreeMap;
 
+pub use crate::exec::{bytes_to_words, words_to_bytes};
+
 pub const UBO_BASE: u64 = 0x10_0000_0000;
 pub const UBO_STRIDE: u64 = 0x100_0000;
 pub const UBO_SIZE: usize = 0x1_0000;
@@ -243,21 +245,4 @@ pub fn describe(kind: RegionKind) -> String {
         RegionKind::ImageSink(i) => format!("the out-of-bounds sink of image {i}"),
         RegionKind::Global => "global memory".to_string(),
     }
-}
-
-/// Little-endian words → bytes.
-pub fn words_to_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-/// Bytes → little-endian words (a trailing partial word is zero-extended).
-pub fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| {
-            let mut w = [0u8; 4];
-            w[..c.len()].copy_from_slice(c);
-            u32::from_le_bytes(w)
-        })
-        .collect()
 }

@@ -626,19 +626,6 @@ pub fn images_json(images: &BTreeMap<u32, Image>) -> serde_json::Value {
     )
 }
 
-/// Little-endian bytes → 32-bit words (a trailing partial word is zero-extended): the form
-/// images take in the outputs JSON.
-pub fn data_words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| {
-            let mut w = [0u8; 4];
-            w[..c.len()].copy_from_slice(c);
-            u32::from_le_bytes(w)
-        })
-        .collect()
-}
-
 /// A 32-bit avalanche hash (fixed: golden outputs depend on it).
 fn hash(words: &[u32]) -> u32 {
     super::hash_words(0x2545_F491, words)

@@ -17,6 +17,24 @@ pub type Vec4 = [u32; 4];
 /// A register's value in every lane of the quad.
 pub type Lanes = [Vec4; LANES];
 
+/// Little-endian words → bytes (memory regions and images hold bytes; the JSON formats and
+/// the registers hold words).
+pub fn words_to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Little-endian bytes → words (a trailing partial word is zero-extended).
+pub fn bytes_to_words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect()
+}
+
 /// A 32-bit avalanche hash of `words` from `seed`, the procedural models' source of texel and
 /// image contents (fixed forever: golden outputs and recorded mismatches depend on it).
 fn hash_words(seed: u32, words: &[u32]) -> u32 {

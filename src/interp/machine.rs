@@ -1064,7 +1064,7 @@ impl<'p, 'a> Machine<'p, 'a> {
         }
         let mut image_accuracy = BTreeMap::new();
         for (&unit, state) in &self.images {
-            outputs.images.insert(unit, crate::exec::image::data_words(&state.data));
+            outputs.images.insert(unit, crate::exec::bytes_to_words(&state.data));
             image_accuracy.insert(unit, state.err.iter().map(|&e| Accuracy::from_err(e)).collect());
         }
         Run {

@@ -14,39 +14,29 @@ use crate::exec::texture::{DEFAULT_SAMPLES, Dim, SampleCoords, TexelKind, Textur
 use crate::tgsi::ast::*;
 use crate::tgsi::opcodes::Opcode;
 
+/// Texture and sampler-view opcodes: the ones this module executes.
 pub fn is_texture(op: Opcode) -> bool {
     use Opcode as O;
-    matches!(
-        op,
-        O::Tex
-            | O::Txp
-            | O::Txb
-            | O::Txl
-            | O::Txd
-            | O::Txf
-            | O::TexLz
-            | O::TxfLz
-            | O::Tex2
-            | O::Txb2
-            | O::Txl2
-            | O::Tg4
-            | O::Txq
-            | O::TxqLz
-            | O::Txqs
-            | O::Lodq
-            | O::Sample
-            | O::SampleI
-            | O::SampleIMs
-            | O::SampleB
-            | O::SampleC
-            | O::SampleCLz
-            | O::SampleD
-            | O::SampleL
-            | O::Gather4
-            | O::Sviewinfo
-            | O::Lod
-            | O::SampleInfo
-    )
+    sample_style(op)
+        || matches!(
+            op,
+            O::Tex
+                | O::Txp
+                | O::Txb
+                | O::Txl
+                | O::Txd
+                | O::Txf
+                | O::TexLz
+                | O::TxfLz
+                | O::Tex2
+                | O::Txb2
+                | O::Txl2
+                | O::Tg4
+                | O::Txq
+                | O::TxqLz
+                | O::Txqs
+                | O::Lodq
+        )
 }
 
 /// How a target lays out its coordinates in the coordinate operand.
