@@ -136,39 +136,8 @@ pub fn resolve_branches(mach: &mut MachShader) -> Result<(), Error> {
     Ok(())
 }
 
-/// Resolves branch offsets and encodes the program (little-endian 64-bit words, no padding).
-pub fn encode(mach: &MachShader) -> Result<Vec<u8>, Error> {
-    let mut start = Vec::with_capacity(mach.blocks.len() + 1);
-    let mut n = 0usize;
-    for b in &mach.blocks {
-        start.push(n);
-        n += b.insts.len();
-    }
-    start.push(n);
-    let mut code = Vec::with_capacity(n * 8);
-    let mut index = 0usize;
-    for b in &mach.blocks {
-        for mi in &b.insts {
-            let mut branch;
-            let instr = match mi.target {
-                None => &mi.instr,
-                Some(t) => {
-                    branch = mi.instr;
-                    let offset = start[t] as i64 - (index as i64 + 1);
-                    branch.set_imm("offset", offset).map_err(|e| Error::Encode(e.to_string()))?;
-                    &branch
-                }
-            };
-            let word =
-                valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
-            code.extend_from_slice(&word.to_le_bytes());
-            index += 1;
-        }
-    }
-    Ok(code)
-}
-
-/// [`encode`] of a program whose branch offsets are already resolved.
+/// Encodes a program whose branch offsets are resolved ([`resolve_branches`]): little-endian
+/// 64-bit words, no padding.
 fn encode_resolved(mach: &MachShader) -> Result<Vec<u8>, Error> {
     // Sized once, then written word by word (no capacity check per instruction).
     let mut code = vec![0u8; mach.inst_count() * 8];
