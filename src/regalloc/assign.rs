@@ -106,6 +106,8 @@ pub struct Assigner<'a> {
     max_demand: u32,
     /// The assignment stops with [`AssignError::OverDemandLimit`] once `max_demand` exceeds this.
     demand_limit: u32,
+    /// The read vectors are still to be collected (by the first walk of `process_block`).
+    groups_pending: bool,
     /// Scratch: what the instructions of the current block read (see `process_block`).
     use_buf: Vec<Value>,
     use_start_buf: Vec<u32>,
@@ -262,11 +264,17 @@ impl<'a> Assigner<'a> {
             preload: 0,
             max_demand: 0,
             demand_limit: u32::MAX,
+            groups_pending: false,
             use_buf: Vec::with_capacity(3 * longest),
             use_start_buf: Vec::with_capacity(longest + 1),
         };
         a.group_start.push(0);
-        a.collect_groups();
+        // Straight-line code (one block, no edge; most shaders) has its vectors collected by
+        // the first walk over its block, before any value gets a register: one walk fewer.
+        a.groups_pending = nb == 1 && shader.blocks[0].preds.is_empty();
+        if !a.groups_pending {
+            a.collect_groups();
+        }
         a
     }
 
@@ -284,53 +292,65 @@ impl<'a> Assigner<'a> {
         for (bi, block) in s.blocks.iter().enumerate() {
             for &id in &block.insts {
                 let inst = s.inst(id);
-                if inst.dead {
-                    continue;
-                }
-                match inst.kind {
-                    InstKind::Phi => {
-                        for v in s.get(inst.dests) {
-                            self.vals[v.index()].phi_of = bi as u32;
-                        }
-                    }
-                    InstKind::Machine => {
-                        let op = inst.mach.opcode;
-                        let info = inst.mach.info();
-                        // No read vector, no fixed operand.
-                        let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
-                        // (Without staging values only a BLEND has a read vector to record.)
-                        let no_staging = inst.staging[0].is_empty() && inst.staging[1].is_empty();
-                        for (k, st) in info.staging.iter().enumerate() {
-                            if st.write || no_staging && op != Opcode::BLEND {
-                                continue;
-                            }
-                            let vals = s.get(inst.staging[k]);
-                            if vals.len() >= 2 {
-                                simple = false;
-                            }
-                            let fixed = (op == Opcode::BLEND).then_some(0u8);
-                            if vals.len() >= 2 || fixed.is_some() {
-                                self.add_group(vals, fixed);
-                            }
-                        }
-                        for src in &inst.srcs[..info.srcs.len()] {
-                            if let Operand::Pair(lo, hi) = src.operand {
-                                self.add_group(&[lo, hi], None);
-                                simple = false;
-                            }
-                        }
-                        self.simple[id.index()] = simple;
-                        if let Some((k, r)) = fixed_read(op)
-                            && let Operand::Value(v) = inst.srcs[k].operand
-                            && self.vals[v.index()].hint == NONE
-                        {
-                            self.vals[v.index()].hint = r;
-                        }
-                    }
-                    _ => {}
+                if !inst.dead {
+                    self.note_groups(bi as u32, id, inst);
                 }
             }
         }
+        self.link_groups();
+    }
+
+    /// What [`Self::collect_groups`] records about the live instruction `inst` (`id`) of block
+    /// `bi`.
+    #[inline]
+    fn note_groups(&mut self, bi: u32, id: InstId, inst: &Inst) {
+        let s = self.shader;
+        match inst.kind {
+            InstKind::Phi => {
+                for v in s.get(inst.dests) {
+                    self.vals[v.index()].phi_of = bi;
+                }
+            }
+            InstKind::Machine => {
+                let op = inst.mach.opcode;
+                let info = inst.mach.info();
+                // No read vector, no fixed operand.
+                let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                // (Without staging values only a BLEND has a read vector to record.)
+                let no_staging = inst.staging[0].is_empty() && inst.staging[1].is_empty();
+                for (k, st) in info.staging.iter().enumerate() {
+                    if st.write || no_staging && op != Opcode::BLEND {
+                        continue;
+                    }
+                    let vals = s.get(inst.staging[k]);
+                    if vals.len() >= 2 {
+                        simple = false;
+                    }
+                    let fixed = (op == Opcode::BLEND).then_some(0u8);
+                    if vals.len() >= 2 || fixed.is_some() {
+                        self.add_group(vals, fixed);
+                    }
+                }
+                for src in &inst.srcs[..info.srcs.len()] {
+                    if let Operand::Pair(lo, hi) = src.operand {
+                        self.add_group(&[lo, hi], None);
+                        simple = false;
+                    }
+                }
+                self.simple[id.index()] = simple;
+                if let Some((k, r)) = fixed_read(op)
+                    && let Operand::Value(v) = inst.srcs[k].operand
+                    && self.vals[v.index()].hint == NONE
+                {
+                    self.vals[v.index()].hint = r;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Threads each value's read vectors (after every instruction went through `note_groups`).
+    fn link_groups(&mut self) {
         // Each value's vectors: the lists are built back to front, so that each ends up in
         // vector order (by position within a vector).
         self.member_of.reserve_exact(self.group_values.len());
@@ -643,14 +663,18 @@ impl<'a> Assigner<'a> {
         let mut phi_end = 0;
         let mut phis = 0;
         let stamp = self.block_stamp;
-        // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
-        let vals: &mut [ValueState] = &mut self.vals;
+        let collect_groups = std::mem::take(&mut self.groups_pending);
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             use_start.push(uses.len() as u32);
             if inst.dead {
                 continue;
             }
+            if collect_groups {
+                self.note_groups(b.0, id, inst);
+            }
+            // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
+            let vals: &mut [ValueState] = &mut self.vals;
             let pos = pos as u32;
             if inst.kind == InstKind::Phi {
                 phi_end = pos as usize + 1;
@@ -662,6 +686,9 @@ impl<'a> Assigner<'a> {
                 });
             }
             s.for_each_def(inst, |v| vals[v.index()].touch(stamp, DEFINED, pos));
+        }
+        if collect_groups {
+            self.link_groups();
         }
         use_start.push(uses.len() as u32);
         // Entry state.
