@@ -48,6 +48,9 @@ pub enum AssignError {
     OutOfRegisters(String),
     /// The input breaks the contract (reported to the caller).
     Invalid(String),
+    /// The register demand measured so far exceeds the limit set with
+    /// [`Assigner::with_demand_limit`]: the attempt was abandoned (see `super::allocate_owned`).
+    OverDemandLimit,
 }
 
 /// The result of assignment: one machine block per prepared IR block, in layout order.
@@ -101,6 +104,10 @@ pub struct Assigner<'a> {
     preload: u16,
     /// See [`Assigned::max_demand`].
     max_demand: u32,
+    /// The assignment stops with [`AssignError::OverDemandLimit`] once `max_demand` exceeds this.
+    demand_limit: u32,
+    /// The read vectors are still to be collected (by the first walk of `process_block`).
+    groups_pending: bool,
     /// Scratch: what the instructions of the current block read (see `process_block`).
     use_buf: Vec<Value>,
     use_start_buf: Vec<u32>,
@@ -256,12 +263,27 @@ impl<'a> Assigner<'a> {
             out: vec![Vec::new(); nb],
             preload: 0,
             max_demand: 0,
+            demand_limit: u32::MAX,
+            groups_pending: false,
             use_buf: Vec::with_capacity(3 * longest),
             use_start_buf: Vec::with_capacity(longest + 1),
         };
         a.group_start.push(0);
-        a.collect_groups();
+        // Straight-line code (one block, no edge; most shaders) has its vectors collected by
+        // the first walk over its block, before any value gets a register: one walk fewer.
+        a.groups_pending = nb == 1 && shader.blocks[0].preds.is_empty();
+        if !a.groups_pending {
+            a.collect_groups();
+        }
         a
+    }
+
+    /// Makes the assignment give up with [`AssignError::OverDemandLimit`] as soon as an
+    /// instruction's register demand exceeds `limit` (a caller that would discard such an
+    /// assignment learns it early instead of at the end).
+    pub fn with_demand_limit(mut self, limit: u32) -> Assigner<'a> {
+        self.demand_limit = limit;
+        self
     }
 
     /// Records the read vectors and fixed operands as placement hints.
@@ -270,53 +292,65 @@ impl<'a> Assigner<'a> {
         for (bi, block) in s.blocks.iter().enumerate() {
             for &id in &block.insts {
                 let inst = s.inst(id);
-                if inst.dead {
-                    continue;
-                }
-                match inst.kind {
-                    InstKind::Phi => {
-                        for v in s.get(inst.dests) {
-                            self.vals[v.index()].phi_of = bi as u32;
-                        }
-                    }
-                    InstKind::Machine => {
-                        let op = inst.mach.opcode;
-                        let info = inst.mach.info();
-                        // No read vector, no fixed operand.
-                        let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
-                        // (Without staging values only a BLEND has a read vector to record.)
-                        let no_staging = inst.staging[0].is_empty() && inst.staging[1].is_empty();
-                        for (k, st) in info.staging.iter().enumerate() {
-                            if st.write || no_staging && op != Opcode::BLEND {
-                                continue;
-                            }
-                            let vals = s.get(inst.staging[k]);
-                            if vals.len() >= 2 {
-                                simple = false;
-                            }
-                            let fixed = (op == Opcode::BLEND).then_some(0u8);
-                            if vals.len() >= 2 || fixed.is_some() {
-                                self.add_group(vals, fixed);
-                            }
-                        }
-                        for src in &inst.srcs[..info.srcs.len()] {
-                            if let Operand::Pair(lo, hi) = src.operand {
-                                self.add_group(&[lo, hi], None);
-                                simple = false;
-                            }
-                        }
-                        self.simple[id.index()] = simple;
-                        if let Some((k, r)) = fixed_read(op)
-                            && let Operand::Value(v) = inst.srcs[k].operand
-                            && self.vals[v.index()].hint == NONE
-                        {
-                            self.vals[v.index()].hint = r;
-                        }
-                    }
-                    _ => {}
+                if !inst.dead {
+                    self.note_groups(bi as u32, id, inst);
                 }
             }
         }
+        self.link_groups();
+    }
+
+    /// What [`Self::collect_groups`] records about the live instruction `inst` (`id`) of block
+    /// `bi`.
+    #[inline]
+    fn note_groups(&mut self, bi: u32, id: InstId, inst: &Inst) {
+        let s = self.shader;
+        match inst.kind {
+            InstKind::Phi => {
+                for v in s.get(inst.dests) {
+                    self.vals[v.index()].phi_of = bi;
+                }
+            }
+            InstKind::Machine => {
+                let op = inst.mach.opcode;
+                let info = inst.mach.info();
+                // No read vector, no fixed operand.
+                let mut simple = !matches!(op, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                // (Without staging values only a BLEND has a read vector to record.)
+                let no_staging = inst.staging[0].is_empty() && inst.staging[1].is_empty();
+                for (k, st) in info.staging.iter().enumerate() {
+                    if st.write || no_staging && op != Opcode::BLEND {
+                        continue;
+                    }
+                    let vals = s.get(inst.staging[k]);
+                    if vals.len() >= 2 {
+                        simple = false;
+                    }
+                    let fixed = (op == Opcode::BLEND).then_some(0u8);
+                    if vals.len() >= 2 || fixed.is_some() {
+                        self.add_group(vals, fixed);
+                    }
+                }
+                for src in &inst.srcs[..info.srcs.len()] {
+                    if let Operand::Pair(lo, hi) = src.operand {
+                        self.add_group(&[lo, hi], None);
+                        simple = false;
+                    }
+                }
+                self.simple[id.index()] = simple;
+                if let Some((k, r)) = fixed_read(op)
+                    && let Operand::Value(v) = inst.srcs[k].operand
+                    && self.vals[v.index()].hint == NONE
+                {
+                    self.vals[v.index()].hint = r;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Threads each value's read vectors (after every instruction went through `note_groups`).
+    fn link_groups(&mut self) {
         // Each value's vectors: the lists are built back to front, so that each ends up in
         // vector order (by position within a vector).
         self.member_of.reserve_exact(self.group_values.len());
@@ -629,14 +663,18 @@ impl<'a> Assigner<'a> {
         let mut phi_end = 0;
         let mut phis = 0;
         let stamp = self.block_stamp;
-        // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
-        let vals: &mut [ValueState] = &mut self.vals;
+        let collect_groups = std::mem::take(&mut self.groups_pending);
         for (pos, &id) in insts.iter().enumerate() {
             let inst = s.inst(id);
             use_start.push(uses.len() as u32);
             if inst.dead {
                 continue;
             }
+            if collect_groups {
+                self.note_groups(b.0, id, inst);
+            }
+            // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
+            let vals: &mut [ValueState] = &mut self.vals;
             let pos = pos as u32;
             if inst.kind == InstKind::Phi {
                 phi_end = pos as usize + 1;
@@ -648,6 +686,9 @@ impl<'a> Assigner<'a> {
                 });
             }
             s.for_each_def(inst, |v| vals[v.index()].touch(stamp, DEFINED, pos));
+        }
+        if collect_groups {
+            self.link_groups();
         }
         use_start.push(uses.len() as u32);
         // Entry state.
@@ -821,6 +862,9 @@ impl<'a> Assigner<'a> {
             return done;
         }
         self.note_demand(inst, through, dying);
+        if self.max_demand > self.demand_limit {
+            return Err(AssignError::OverDemandLimit);
+        }
         match inst.kind {
             InstKind::Phi => Ok(()),
             InstKind::Preload(r) => {
@@ -908,6 +952,9 @@ impl<'a> Assigner<'a> {
         }
         // The demand as `note_demand` measures it.
         self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
+        if self.max_demand > self.demand_limit {
+            return Some(Err(AssignError::OverDemandLimit));
+        }
         let unplaced =
             |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
         // Built in place (an `Instr` is large; on an error the block's output is dropped).
@@ -958,12 +1005,21 @@ impl<'a> Assigner<'a> {
         }
         // The operands dying here hold exactly the live registers `through` leaves out (see
         // `through_mask`): freed by walking those bits rather than testing every operand.
-        let mut dying_regs = self.owned & !self.dead_owned & !through;
-        while dying_regs != 0 {
-            let r = dying_regs.trailing_zeros() as usize;
-            dying_regs &= dying_regs - 1;
-            self.clear(Value(self.owner[r]));
+        // (What `clear` does for each, with the masks and the count updated once: these
+        // registers are live and owned by the value placed there, and there are `dying`.)
+        let dying_regs = self.owned & !self.dead_owned & !through;
+        let mut rest = dying_regs;
+        while rest != 0 {
+            let r = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let v = self.owner[r] as usize;
+            debug_assert_eq!(usize::from(self.vals[v].loc), r, "owner and location agree");
+            self.vals[v].loc = NONE;
+            self.owner[r] = NO_VALUE;
         }
+        debug_assert_eq!(dying_regs.count_ones(), dying);
+        self.owned &= !dying_regs;
+        self.live_regs -= dying;
         debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
         self.place_results(dests, dest_base, pos);
         for (k, st) in info.staging.iter().enumerate() {
@@ -1508,11 +1564,12 @@ impl<'a> Assigner<'a> {
     fn blend_call(&self, blend: &Instr, out: &mut Vec<MachInst>) {
         let mut link = Instr::new(Opcode::IADD_IMM_I32);
         link.dest = Dest::full(48);
-        link.srcs[0].base = Base::Special(Special::named("program_counter", false).unwrap_or(Special {
-            page: 3,
-            entry: 0,
-            high: false,
-        }));
+        // (Looked up by name once: the lookup compares strings.)
+        static PROGRAM_COUNTER: std::sync::OnceLock<Special> = std::sync::OnceLock::new();
+        let pc = *PROGRAM_COUNTER.get_or_init(|| {
+            Special::named("program_counter", false).unwrap_or(Special { page: 3, entry: 0, high: false })
+        });
+        link.srcs[0].base = Base::Special(pc);
         let _ = link.set_imm("constant", 8);
         out.push(MachInst::new(link, Origin::BlendCall));
         let mut call = Instr::new(Opcode::BRANCHZI);

@@ -81,9 +81,12 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
     // The 32-register mode is used when the demand fits 32 registers and the assignment
     // succeeds. The assignment measures the demand as it goes, so it is attempted first: when
     // it succeeds within 32, the separate demand walk is not needed (most shaders).
+    // The attempt stops as soon as the demand it measures exceeds 32 (its result would be
+    // discarded); `attempt_32` then stays `None`, so that if the full demand walk below finds
+    // 32 registers enough after all, the attempt is made again in full.
     let mut attempt_32 = None;
     if options.allow_32 && !surely_over_32(&prepared.shader, &live) {
-        match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options) {
+        match try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options, 32) {
             Ok((mach, measured)) if measured <= 32 => {
                 debug_assert_eq!(
                     spill::demand_within(&prepared.shader, &live, 64),
@@ -92,6 +95,7 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
                 );
                 return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill });
             }
+            Err(AssignError::OverDemandLimit) => {}
             attempt => attempt_32 = Some(attempt),
         }
     }
@@ -106,12 +110,14 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
         // Here the attempt above failed (a successful one measured this same demand).
         let attempt = match attempt_32 {
             Some(Err(e)) => Err(e),
-            _ => try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options),
+            _ => try_assign(&prepared, &prepared.shader, &live, regs::SPLIT32, &no_spill, options, u32::MAX),
         };
         match attempt {
             Ok((mach, _)) => return Ok(Allocation { mach, shader: prepared.shader, spill: no_spill }),
             Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
             Err(AssignError::OutOfRegisters(e)) => last_error = e,
+            // (Only the first attempt has a demand limit.)
+            Err(AssignError::OverDemandLimit) => last_error = "register demand over the limit".into(),
         }
     }
     let aligned_base = options.tls_base.div_ceil(16) * 16;
@@ -122,10 +128,10 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
             let mut shader = prepared.shader.clone();
             let first = if budget == 64 { first_victims.take() } else { None };
             let spilled = spill::spill(&mut shader, budget, &mut info, &live, first).map_err(Error::OutOfRegisters)?;
-            try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options)
+            try_assign(&prepared, &shader, spilled.as_ref().unwrap_or(&live), regs::ALL, &info, options, u32::MAX)
                 .map(|(mach, _)| Allocation { mach, shader, spill: info })
         } else {
-            match try_assign(&prepared, &prepared.shader, &live, regs::ALL, &info, options) {
+            match try_assign(&prepared, &prepared.shader, &live, regs::ALL, &info, options, u32::MAX) {
                 Ok((mach, _)) => return Ok(Allocation { mach, shader: prepared.shader, spill: info }),
                 Err(e) => Err(e),
             }
@@ -134,6 +140,8 @@ pub fn allocate_owned(input: Shader, options: &Options) -> Result<Allocation, Er
             Ok(a) => return Ok(a),
             Err(AssignError::Invalid(e)) => return Err(Error::Invalid(e)),
             Err(AssignError::OutOfRegisters(e)) => last_error = e,
+            // (Only the first attempt has a demand limit.)
+            Err(AssignError::OverDemandLimit) => last_error = "register demand over the limit".into(),
         }
         budget -= 4;
     }
@@ -150,7 +158,8 @@ fn surely_over_32(shader: &Shader, live: &Liveness) -> bool {
 }
 
 /// Assigns registers to `shader` (the prepared shader, possibly with spill code; `live` is its
-/// liveness). Also returns the largest register demand (see `spill`) of an instruction.
+/// liveness). Also returns the largest register demand (see `spill`) of an instruction; gives
+/// up with [`AssignError::OverDemandLimit`] as soon as that demand exceeds `demand_limit`.
 fn try_assign(
     prepared: &prepare::Prepared,
     shader: &Shader,
@@ -158,6 +167,7 @@ fn try_assign(
     allowed: u64,
     spill: &spill::SpillInfo,
     options: &Options,
+    demand_limit: u32,
 ) -> Result<(MachShader, u32), AssignError> {
     // Straight-line code (one block, no edge; most shaders) needs no dominator tree: the block
     // is the whole order, and there is no loop and no unreachable block.
@@ -176,7 +186,7 @@ fn try_assign(
         Some(&computed)
     };
     let rpo: &[Block] = dom.map_or(&[Block(0)], |d| &d.rpo);
-    let assigned = Assigner::new(shader, live, allowed).run(&prepared.layout, rpo)?;
+    let assigned = Assigner::new(shader, live, allowed).with_demand_limit(demand_limit).run(&prepared.layout, rpo)?;
     let mut blocks = assigned.blocks;
     let mut max_demand = assigned.max_demand;
     let mut loops = 0;

@@ -28,28 +28,37 @@ pub fn sequentialize(copies: &[(Reg, Reg)], temp: Option<Reg>) -> Vec<Step> {
 }
 
 /// [`sequentialize`], handing each step to `step` (no allocation: the work lists are arrays
-/// over the 64 registers).
+/// over the 64 registers, walked through masks of the registers involved: most copies have one
+/// to three moves, so scanning the whole register file would dominate).
 fn sequentialize_into(copies: &[(Reg, Reg)], temp: Option<Reg>, mut step: impl FnMut(Step)) {
-    // pred[d] = the register whose value d must receive.
-    let mut pred: [Option<Reg>; 64] = [None; 64];
-    // Number of pending moves reading each register.
-    let mut readers = [0u32; 64];
+    const NO_REG: Reg = Reg::MAX;
+    // pred[d] = the register whose value d must receive (`NO_REG`: none, or done).
+    let mut pred = [NO_REG; 64];
+    // Number of pending moves reading each register (at most 64: destinations are distinct).
+    let mut readers = [0u8; 64];
+    // Registers with a pending move into them.
+    let mut pending = 0u64;
     for &(d, s) in copies {
         if d == s {
             continue;
         }
-        debug_assert!(pred[d as usize].is_none(), "parallel copy: r{d} written twice");
-        pred[d as usize] = Some(s);
+        debug_assert!(pred[d as usize] == NO_REG, "parallel copy: r{d} written twice");
+        pred[d as usize] = s;
         readers[s as usize] += 1;
+        pending |= 1u64 << d;
     }
     // Emit moves into registers nobody still reads.
     // saved[r] = a register already holding the old value of r (a fan-out copy).
-    let mut saved: [Option<Reg>; 64] = [None; 64];
+    let mut saved = [NO_REG; 64];
     // A stack of registers; each is pushed at most once (when its readers drop to zero).
+    // Seeded in increasing register order.
     let mut ready = [0 as Reg; 64];
     let mut n_ready = 0;
-    for d in 0..64u8 {
-        if pred[d as usize].is_some() && readers[d as usize] == 0 {
+    let mut seeds = pending;
+    while seeds != 0 {
+        let d = seeds.trailing_zeros() as Reg;
+        seeds &= seeds - 1;
+        if readers[d as usize] == 0 {
             ready[n_ready] = d;
             n_ready += 1;
         }
@@ -57,26 +66,35 @@ fn sequentialize_into(copies: &[(Reg, Reg)], temp: Option<Reg>, mut step: impl F
     while n_ready > 0 {
         n_ready -= 1;
         let d = ready[n_ready];
-        let Some(s) = pred[d as usize].take() else { continue };
+        let s = pred[d as usize];
+        if s == NO_REG {
+            continue;
+        }
+        pred[d as usize] = NO_REG;
+        pending &= !(1u64 << d);
         step(Step::Move { dst: d, src: s });
-        saved[s as usize] = Some(d);
+        saved[s as usize] = d;
         readers[s as usize] -= 1;
-        if readers[s as usize] == 0 && pred[s as usize].is_some() {
+        if readers[s as usize] == 0 && pred[s as usize] != NO_REG {
             ready[n_ready] = s;
             n_ready += 1;
         }
     }
-    // The rest are cycles: each register is read once and written once.
-    for start in 0..64u8 {
-        if pred[start as usize].is_none() {
-            continue;
-        }
+    // The rest are cycles: each register is read once and written once. They are taken in
+    // increasing order of their lowest register.
+    while pending != 0 {
+        let start = pending.trailing_zeros() as Reg;
         let mut cycle_regs = [0 as Reg; 64];
         cycle_regs[0] = start;
         let mut len = 1;
         let mut r = start;
-        while let Some(s) = pred[r as usize] {
-            pred[r as usize] = None;
+        loop {
+            let s = pred[r as usize];
+            if s == NO_REG {
+                break;
+            }
+            pred[r as usize] = NO_REG;
+            pending &= !(1u64 << r);
             if s == start {
                 break;
             }
@@ -86,10 +104,10 @@ fn sequentialize_into(copies: &[(Reg, Reg)], temp: Option<Reg>, mut step: impl F
         }
         let cycle = &mut cycle_regs[..len];
         // cycle = [r1, r2, …, rk]: r1 ← r2, r2 ← r3, …, rk ← r1.
-        if let Some(j) = cycle.iter().position(|&r| saved[r as usize].is_some()) {
+        if let Some(j) = cycle.iter().position(|&r| saved[r as usize] != NO_REG) {
             // The old value of cycle[j] survives elsewhere: start the chain there.
             cycle.rotate_left(j);
-            let copy = saved[cycle[0] as usize].unwrap_or(cycle[0]);
+            let copy = saved[cycle[0] as usize];
             for w in cycle.windows(2) {
                 step(Step::Move { dst: w[0], src: w[1] });
             }

@@ -143,10 +143,11 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         }
     }
     // 3. Latches and loop layout (`loops.rs`).
-    let mut layout = match &dom {
-        Some(dom) => super::loops::layout(&mut shader, dom),
-        None => vec![Block(0)],
+    let Some(dom) = dom else {
+        // Straight-line code: one block, no loop, no edge to split.
+        return Prepared { shader, layout: vec![Block(0)], split: vec![false], dom: None };
     };
+    let mut layout = super::loops::layout(&mut shader, &dom);
     // (A latch is a new block; without one the control flow is as it was.)
     cfg_changed |= shader.blocks.len() != n;
     let n = shader.blocks.len();
@@ -199,7 +200,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         full.extend(after[b.index()].iter().copied());
     }
     full.extend(tail);
-    let dom = dom.filter(|_| !cfg_changed);
+    let dom = (!cfg_changed).then_some(dom);
     Prepared { shader, layout: full, split, dom }
 }
 
