@@ -133,6 +133,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                             rename(lo);
                             rename(hi);
                         }
+                        Operand::None => break,
                         _ => {}
                     }
                 }

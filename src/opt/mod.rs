@@ -15,7 +15,7 @@ pub mod unreachable;
 
 use crate::ir::dom::DomTree;
 use crate::ir::verify::verify_after;
-use crate::ir::{Block, InstKind, Shader, Terminator, Value};
+use crate::ir::{Block, InstKind, Operand, Shader, Terminator, Value};
 
 /// Optimisation options.
 #[derive(Clone, Copy, Debug)]
@@ -141,15 +141,27 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 struct Step {
     name: &'static str,
     pass: Pass,
-    enables: &'static [&'static str],
+    /// The passes (their bits, see [`MERGE_BLOCKS`] …) a change by this one can give work.
+    enables: u16,
     idempotent: bool,
     /// A change can add, remove or redirect CFG edges (drops the cached analyses).
     changes_cfg: bool,
 }
 
-const ALL_BUT_MERGE: &[&str] = &["copy_prop", "const_fold", "simplify", "mod_fold", "fma", "cse", "dce"];
+// Bit `k` stands for `PIPELINE[k]` (a fixed position each, so the scheduler needs no lookup).
+const MERGE_BLOCKS: u16 = 1 << 0;
+const COPY_PROP: u16 = 1 << 1;
+const CONST_FOLD: u16 = 1 << 2;
+const SIMPLIFY: u16 = 1 << 3;
+const MOD_FOLD: u16 = 1 << 4;
+const FMA: u16 = 1 << 5;
+const CSE: u16 = 1 << 6;
+const DCE: u16 = 1 << 7;
+const ALL: u16 = (1 << 8) - 1;
+const ALL_BUT_MERGE: u16 = ALL & !MERGE_BLOCKS;
 
 const PIPELINE: [Step; 8] = [
+    // In the order of the bits above.
     Step {
         name: "merge_blocks",
         pass: |s, _| Outcome::of(merge_blocks::run(s)),
@@ -167,7 +179,7 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "const_fold",
         pass: |s, _| Outcome::of(const_fold::run(s)),
-        enables: &["copy_prop", "const_fold", "cse", "dce"],
+        enables: COPY_PROP | CONST_FOLD | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
     },
@@ -188,21 +200,21 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "fma",
         pass: |s, _| fma::run_reporting(s),
-        enables: &["const_fold", "mod_fold", "fma", "cse", "dce"],
+        enables: CONST_FOLD | MOD_FOLD | FMA | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
     },
     Step {
         name: "cse",
         pass: cse::run_reporting,
-        enables: &["copy_prop", "const_fold", "mod_fold", "fma", "dce"],
+        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | DCE,
         idempotent: true,
         changes_cfg: false,
     },
     Step {
         name: "dce",
         pass: |s, _| Outcome::of(dce::run(s)),
-        enables: &["mod_fold", "fma"],
+        enables: MOD_FOLD | FMA,
         idempotent: true,
         changes_cfg: false,
     },
@@ -217,21 +229,17 @@ const PIPELINE: [Step; 8] = [
 /// Returns the analyses of the final shader (so far its dominator tree, when one was needed),
 /// valid while its CFG stays as it is: legalisation and `cse` after it can reuse them.
 pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
-    let steps: Vec<&Step> = PIPELINE.iter().filter(|s| options.contract || s.name != "fma").collect();
-    let bit = |name: &str| steps.iter().position(|s| s.name == name).map_or(0u16, |j| 1 << j);
-    // `enables[k]`: bit j set when step k's changes can give step j new work.
-    let enables: Vec<u16> = steps.iter().map(|s| s.enables.iter().fold(0, |acc, name| acc | bit(name))).collect();
-    let (cse_bit, dce_bit) = (bit("cse"), bit("dce"));
-    let use_count_passes = bit("mod_fold") | bit("fma");
-    // Passes among `use_count_passes` whose last run held nothing back for its use count.
+    // Without contraction `fma` never runs.
+    let enabled = if options.contract { ALL } else { ALL & !FMA };
+    let mut dirty = enabled;
+    // Passes among `MOD_FOLD | FMA` whose last run held nothing back for its use count.
     let mut not_held: u16 = 0;
-    let mut dirty: u16 = (1 << steps.len()) - 1;
     // What the plain fixed point would run: every pass after any change (debug check only).
-    let mut plain_dirty = dirty;
+    let mut plain_dirty = enabled;
     let mut analyses = Analyses::default();
     for _ in 0..8 {
         let mut changed = false;
-        for (k, step) in steps.iter().enumerate() {
+        for (k, step) in PIPELINE.iter().enumerate() {
             let this = 1u16 << k;
             if dirty & this == 0 {
                 if cfg!(debug_assertions) && plain_dirty & this != 0 {
@@ -246,41 +254,41 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
                 continue;
             }
             let outcome = run_step(shader, step, &mut analyses);
-            if use_count_passes & this != 0 {
+            if (MOD_FOLD | FMA) & this != 0 {
                 not_held = if outcome.held_by_uses { not_held & !this } else { not_held | this };
             }
             if outcome.changed {
                 changed = true;
-                let mut enabled = enables[k];
-                if this == cse_bit {
+                let mut enables = step.enables;
+                if this == CSE {
                     if !outcome.phi_made_trivial {
-                        enabled &= !bit("copy_prop");
+                        enables &= !COPY_PROP;
                     }
                     if !outcome.copies_replaced {
-                        enabled &= !bit("const_fold");
+                        enables &= !CONST_FOLD;
                     }
                 }
-                if this == bit("fma") && !outcome.constant_fused {
-                    enabled &= !bit("const_fold");
+                if this == FMA && !outcome.constant_fused {
+                    enables &= !CONST_FOLD;
                 }
-                if this == bit("mod_fold") {
+                if this == MOD_FOLD {
                     if !outcome.phi_made_trivial {
-                        enabled &= !bit("copy_prop");
+                        enables &= !COPY_PROP;
                     }
                     if !outcome.constant_moved {
-                        enabled &= !(bit("const_fold") | bit("simplify"));
+                        enables &= !(CONST_FOLD | SIMPLIFY);
                     }
                 }
-                if this & (cse_bit | dce_bit) != 0 {
-                    enabled &= !not_held;
+                if this & (CSE | DCE) != 0 {
+                    enables &= !not_held;
                 }
-                dirty |= enabled;
+                dirty |= enables & enabled;
                 if step.idempotent || outcome.settled {
                     dirty &= !this;
                 } else {
                     dirty |= this;
                 }
-                plain_dirty = (1 << steps.len()) - 1;
+                plain_dirty = enabled;
             } else {
                 dirty &= !this;
                 plain_dirty &= !this;
@@ -324,6 +332,56 @@ pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
         }
     }
     uses
+}
+
+/// Replaces every read of a value `v` by `map(v)` where that is `Some`: sources, read staging
+/// operands, φ and parallel-copy arguments and branch conditions (what
+/// [`Shader::rewrite_uses`] does with a map to values, reading sources only up to the first
+/// unused slot and the opcode table only for instructions with staging operands).
+pub(crate) fn rename_uses(shader: &mut Shader, map: impl Fn(Value) -> Option<Value>) {
+    let rename = |v: &mut Value| {
+        if let Some(w) = map(*v) {
+            *v = w;
+        }
+    };
+    for b in 0..shader.blocks.len() {
+        // The list is taken out while its instructions are edited.
+        let list = std::mem::take(&mut shader.blocks[b].insts);
+        for &id in &list {
+            let inst = &mut shader.insts[id.index()];
+            if inst.dead {
+                continue;
+            }
+            // The sources of other kinds are all unused.
+            for src in inst.srcs.iter_mut() {
+                match &mut src.operand {
+                    Operand::Value(v) => rename(v),
+                    Operand::Pair(lo, hi) => {
+                        rename(lo);
+                        rename(hi);
+                    }
+                    Operand::None => break,
+                    _ => {}
+                }
+            }
+            let (staging, args) = (inst.staging, inst.args);
+            if !(staging[0].is_empty() && staging[1].is_empty()) {
+                let read = [0, 1].map(|k| !inst.staging_is_write(k));
+                for k in 0..2 {
+                    if read[k] {
+                        shader.get_mut(staging[k]).iter_mut().for_each(rename);
+                    }
+                }
+            }
+            if !args.is_empty() {
+                shader.get_mut(args).iter_mut().for_each(rename);
+            }
+        }
+        shader.blocks[b].insts = list;
+        if let Terminator::Branch { cond, .. } = &mut shader.blocks[b].term {
+            rename(cond);
+        }
+    }
 }
 
 /// Whether `v` is defined by a copy of a constant or FAU word.

@@ -61,7 +61,8 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut changed = false;
     // Counted before anything changes (empty when no saturate can move).
     let uses = if clamped_add_exists { use_counts(shader) } else { Vec::new() };
-    let mut replace: Vec<Option<Value>> = vec![None; shader.values.len()];
+    // The value each removed `FADD` stands for; allocated at the first removal.
+    let mut replace: Vec<Option<Value>> = Vec::new();
     let mut any_replaced = false;
     let mut constant_moved = false;
     // A source folded to read another `FADD.f32` result could fold again in a second run.
@@ -129,6 +130,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 }
                 if clamp == Clamp::None {
                     constant_moved |= is_constant_copy(shader, x);
+                    if replace.is_empty() {
+                        replace = vec![None; shader.values.len()];
+                    }
                     replace[dest.index()] = Some(x);
                     any_replaced = true;
                     shader.inst_mut(id).dead = true;
@@ -149,6 +153,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                     && producer.mach.clamp() == Some(Clamp::None)
                     && producer.mach.set_clamp(clamp).is_ok()
                 {
+                    if replace.is_empty() {
+                        replace = vec![None; shader.values.len()];
+                    }
                     replace[dest.index()] = Some(x);
                     any_replaced = true;
                     shader.inst_mut(id).dead = true;
@@ -166,7 +173,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             v
         };
         phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()].map(|_| resolve(v)));
-        shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
+        super::rename_uses(shader, |v| replace[v.index()].map(|_| resolve(v)));
         shader.compact();
     }
     // Renamed readers and chains of folds can give a second run work, and so can a layout that

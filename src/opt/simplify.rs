@@ -64,8 +64,8 @@ fn fma_by_one(inst: &Inst) -> Option<Inst> {
 
 /// The identity of a shift-and-combine with a zero shift, as `copy x`.
 fn shift_identity(inst: &Inst) -> Option<Inst> {
-    let name = inst.mach.info().name;
-    if inst.mach.flag("not_result") == Some(true) || inst.srcs[1].operand != Operand::Const(0) {
+    // The operands first: looking up the modifier by name costs more, and most shifts fail here.
+    if inst.srcs[1].operand != Operand::Const(0) {
         return None;
     }
     let b = inst.srcs[2];
@@ -73,8 +73,12 @@ fn shift_identity(inst: &Inst) -> Option<Inst> {
     if b.neg || b.abs || b.swizzle != 0 || b.widen != 0 || b.lane != 0 {
         return None;
     }
+    if inst.mach.flag("not_result") == Some(true) {
+        return None;
+    }
     let b_value = if b.not { !b_value } else { b_value };
-    let identity = if name.contains("_AND") { u32::MAX } else { 0 };
+    let and = matches!(inst.mach.opcode, Opcode::LSHIFT_AND_I32 | Opcode::RSHIFT_AND_I32);
+    let identity = if and { u32::MAX } else { 0 };
     if b_value != identity {
         return None;
     }
