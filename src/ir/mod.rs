@@ -864,11 +864,16 @@ fn rewrite_inst(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Value) -> Opt
             }
         }
     };
-    let nsrc = inst.sources().len();
-    for src in &mut inst.srcs[..nsrc] {
+    // The used sources are the first slots, up to the first unused one (verified; instructions
+    // without sources leave every slot unused).
+    for src in &mut inst.srcs {
+        if src.operand == Operand::None {
+            break;
+        }
         src.operand = rewrite_operand(src.operand, map);
     }
-    if inst.is_machine() {
+    // Most instructions have no staging operands: the opcode table is read only when one does.
+    if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
         let staging = inst.mach.info().staging;
         for k in 0..2 {
             if !staging.get(k).is_some_and(|s| s.write) {

@@ -63,7 +63,7 @@ pub fn run(shader: &mut Shader) -> bool {
                 forward[v] = Some(resolve(&mut forward, Value(v as u32)));
             }
         }
-        super::rename_uses(shader, |v| forward[v.index()]);
+        shader.rewrite_uses(|v| forward[v.index()].map(Operand::Value));
     }
     // Without constant copies there is nothing to propagate.
     changed | (!constant.is_empty() && propagate_constants(shader, &constant))

@@ -15,7 +15,7 @@ pub mod unreachable;
 
 use crate::ir::dom::DomTree;
 use crate::ir::verify::verify_after;
-use crate::ir::{Block, InstKind, Operand, Shader, Terminator, Value};
+use crate::ir::{Block, InstKind, Shader, Terminator, Value};
 
 /// Optimisation options.
 #[derive(Clone, Copy, Debug)]
@@ -334,56 +334,6 @@ pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
     uses
 }
 
-/// Replaces every read of a value `v` by `map(v)` where that is `Some`: sources, read staging
-/// operands, φ and parallel-copy arguments and branch conditions (what
-/// [`Shader::rewrite_uses`] does with a map to values, reading sources only up to the first
-/// unused slot and the opcode table only for instructions with staging operands).
-pub(crate) fn rename_uses(shader: &mut Shader, map: impl Fn(Value) -> Option<Value>) {
-    let rename = |v: &mut Value| {
-        if let Some(w) = map(*v) {
-            *v = w;
-        }
-    };
-    for b in 0..shader.blocks.len() {
-        // The list is taken out while its instructions are edited.
-        let list = std::mem::take(&mut shader.blocks[b].insts);
-        for &id in &list {
-            let inst = &mut shader.insts[id.index()];
-            if inst.dead {
-                continue;
-            }
-            // The sources of other kinds are all unused.
-            for src in inst.srcs.iter_mut() {
-                match &mut src.operand {
-                    Operand::Value(v) => rename(v),
-                    Operand::Pair(lo, hi) => {
-                        rename(lo);
-                        rename(hi);
-                    }
-                    Operand::None => break,
-                    _ => {}
-                }
-            }
-            let (staging, args) = (inst.staging, inst.args);
-            if !(staging[0].is_empty() && staging[1].is_empty()) {
-                let read = [0, 1].map(|k| !inst.staging_is_write(k));
-                for k in 0..2 {
-                    if read[k] {
-                        shader.get_mut(staging[k]).iter_mut().for_each(rename);
-                    }
-                }
-            }
-            if !args.is_empty() {
-                shader.get_mut(args).iter_mut().for_each(rename);
-            }
-        }
-        shader.blocks[b].insts = list;
-        if let Terminator::Branch { cond, .. } = &mut shader.blocks[b].term {
-            rename(cond);
-        }
-    }
-}
-
 /// Whether `v` is defined by a copy of a constant or FAU word.
 fn is_constant_copy(shader: &Shader, v: Value) -> bool {
     shader.values[v.index()].def.is_some_and(|d| {
@@ -401,4 +351,29 @@ fn run_step(shader: &mut Shader, step: &Step, analyses: &mut Analyses) -> Outcom
         verify_after(shader, step.name);
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scheduler's bits name the pipeline's steps by position; a reordered pipeline must
+    /// move its bits along.
+    #[test]
+    fn pass_bits_match_pipeline_positions() {
+        let named = [
+            (MERGE_BLOCKS, "merge_blocks"),
+            (COPY_PROP, "copy_prop"),
+            (CONST_FOLD, "const_fold"),
+            (SIMPLIFY, "simplify"),
+            (MOD_FOLD, "mod_fold"),
+            (FMA, "fma"),
+            (CSE, "cse"),
+            (DCE, "dce"),
+        ];
+        for (bit, name) in named {
+            assert_eq!(PIPELINE[bit.trailing_zeros() as usize].name, name);
+        }
+        assert_eq!(ALL.count_ones() as usize, PIPELINE.len());
+    }
 }

@@ -173,7 +173,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             v
         };
         phi_made_trivial = super::phi_made_trivial(shader, |v| replace[v.index()].map(|_| resolve(v)));
-        super::rename_uses(shader, |v| replace[v.index()].map(|_| resolve(v)));
+        shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
         shader.compact();
     }
     // Renamed readers and chains of folds can give a second run work, and so can a layout that
