@@ -26,8 +26,9 @@ pub const FAU_WORDS: usize = 128;
 #[derive(Clone, Debug, Default)]
 pub struct FauLayout {
     words: Vec<Option<FauSource>>,
-    /// First word of each 4-word group (a constant vec4 or a sysval vec4).
-    groups: FxHashMap<GroupKey, u8>,
+    /// First word of each group (a constant vec4 or a sysval vec4 or pair of vec4s). At most
+    /// `FAU_WORDS / 4` groups fit, so a list searched in order beats hashing the names.
+    groups: Vec<(GroupKey, u8)>,
     /// The same for `CONST[buffer][index]` with small buffer and index, by buffer then index
     /// (`NO_GROUP`: none yet): every constant operand asks, so this is a table.
     constant_groups: Vec<Vec<u8>>,
@@ -40,7 +41,7 @@ const NO_GROUP: u8 = u8::MAX;
 const DENSE_BUFFERS: u32 = 32;
 const DENSE_CONSTANTS: u32 = 4096;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum GroupKey {
     Constant(u32, u32),
     Sysval(&'static str),
@@ -63,11 +64,11 @@ impl FauLayout {
     }
 
     fn group(&mut self, key: GroupKey, size: usize) -> Option<u8> {
-        if let Some(&w) = self.groups.get(&key) {
+        if let Some(&(_, w)) = self.groups.iter().find(|(k, _)| *k == key) {
             return Some(w);
         }
         let w = self.alloc(size, 4)?;
-        self.groups.insert(key, w);
+        self.groups.push((key, w));
         Some(w)
     }
 
@@ -316,7 +317,7 @@ pub fn input(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     Operand::Value(input_vec4(ctx, i64::from(reg.index.value))[c])
 }
 
-fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
+pub(super) fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     if let Some(v) = ctx.io.inputs.get(index) {
         return v;
     }
