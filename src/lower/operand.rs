@@ -48,8 +48,8 @@ pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
 
 /// A source operand of the instruction being lowered, resolved at its first read: file, index
 /// and indirection are looked at once, and each destination lane then reads its channel.
-/// Sources that need more than a table lookup per lane (indirect, legacy modifiers, constants,
-/// system values) stay [`Lanes::General`] and take the per-lane path of [`fsrc`]/[`isrc`].
+/// Sources that need more than a table lookup per lane (indirect, legacy modifiers, constants
+/// loaded from a UBO, system values) stay [`Lanes::General`] and take the per-lane path of [`fsrc`]/[`isrc`].
 ///
 /// Resolving does what the first lane's read did before (load an input, create a register's
 /// variables), at the same point, so the instructions emitted and their order are unchanged.
@@ -63,6 +63,12 @@ pub enum Lanes {
     Consts([u32; 4]),
     /// A direct `IN[n]`, loaded.
     Values([Value; 4]),
+    /// A direct `CONST[buffer][index]` placed in the push-constant table at word `first`.
+    Uniforms {
+        buffer: u32,
+        index: u32,
+        first: u8,
+    },
     General,
 }
 
@@ -74,22 +80,26 @@ impl Lanes {
     /// general path. Every lane of most sources comes here: inlined into the readers.
     #[inline(always)]
     fn operand(&mut self, ctx: &mut Ctx, src: &SrcOperand, c: usize) -> Option<Operand> {
-        if let Lanes::Unread = self {
-            *self = resolve(ctx, src);
-        }
         let comp = src.swizzle[c].index();
+        if let Lanes::Unread = self {
+            *self = resolve(ctx, src, comp);
+        }
         match *self {
             Lanes::Vars(x) => Some(Operand::Value(ctx.read_var(Var(x.0 + comp as u32)))),
             Lanes::Consts(row) => Some(Operand::Const(row[comp])),
             Lanes::Values(values) => Some(Operand::Value(values[comp])),
+            Lanes::Uniforms { buffer, index, first } => {
+                Some(Operand::Uniform(ctx.fau.constant_word(first, buffer, index, comp as u32)))
+            }
             Lanes::General | Lanes::Unread => None,
         }
     }
 }
 
-/// How the lanes of `src` are read (see [`Lanes`]).
+/// How the lanes of `src` are read (see [`Lanes`]); `comp` is the component the first lane
+/// reads.
 #[inline(never)]
-fn resolve(ctx: &mut Ctx, src: &SrcOperand) -> Lanes {
+fn resolve(ctx: &mut Ctx, src: &SrcOperand, comp: usize) -> Lanes {
     let reg = &src.register;
     if src.legacy.is_some() || reg.index.indirect.is_some() {
         return Lanes::General;
@@ -101,6 +111,16 @@ fn resolve(ctx: &mut Ctx, src: &SrcOperand) -> Lanes {
         File::Immediate => Lanes::Consts(ctx.imms.get(reg.index.value as usize).copied().unwrap_or([0; 4])),
         File::Input if reg.dimension.is_none_or(|d| d.indirect.is_none()) => {
             Lanes::Values(super::io::input_vec4(ctx, i64::from(reg.index.value)))
+        }
+        // As `io::constant` reads a direct constant: a push word, else (table full) a UBO load,
+        // which the general path does.
+        File::Const if reg.dimension.is_none_or(|d| d.indirect.is_none()) => {
+            let buffer = reg.dimension.map_or(0, |d| d.value.max(0) as u32);
+            let index = reg.index.value.max(0) as u32;
+            match ctx.fau.constant(buffer, index, comp as u32) {
+                Some(w) => Lanes::Uniforms { buffer, index, first: w - comp as u8 },
+                None => Lanes::General,
+            }
         }
         _ => Lanes::General,
     }
