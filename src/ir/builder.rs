@@ -6,11 +6,39 @@
 //! conventions (`FMA x, y, -0.0` for multiplication, `.m1` booleans, …).
 
 use super::{Block, Inst, InstId, InstKind, MachOp, ModSlots, Operand, Shader, Src, Value, ValueInfo, ValueList};
-use crate::valhall::tables::{Clamp, Condition, IsaEnum, ResultType, RoundMode};
+use crate::valhall::tables::{Clamp, Condition, INSTRUCTION_COUNT, IsaEnum, ResultType, RoundMode};
 use crate::valhall::{Instr, Opcode};
+use std::sync::LazyLock;
 
 /// Negative zero, the additive identity that keeps `-0` results (`x + -0 = x` for every x).
 pub const NEG_ZERO: u32 = 0x8000_0000;
+
+/// What a fresh instruction of one opcode looks like to the builder.
+#[derive(Clone, Copy)]
+struct Template {
+    /// `MachOp::new(opcode)`.
+    mach: MachOp,
+    /// One 32-bit destination and no staging operands: [`Builder::clean_alu`] can build it.
+    clean: bool,
+}
+
+/// The template of `opcode`. Every IR instruction starts from one: a copy of the operand-free
+/// part from a table is much cheaper than copying a whole fresh [`Instr`] (three times the
+/// size) and then dropping its operand fields.
+#[inline(always)]
+fn template(opcode: Opcode) -> Template {
+    static TEMPLATES: LazyLock<Box<[Template; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
+        let nop = Template { mach: MachOp::new(Opcode::NOP), clean: false };
+        let mut table = Box::new([nop; INSTRUCTION_COUNT]);
+        for op in Opcode::ALL {
+            let info = op.info();
+            table[op as usize] =
+                Template { mach: MachOp::new(op), clean: info.staging.is_empty() && info.dest_registers() == 1 };
+        }
+        table
+    });
+    TEMPLATES[opcode as usize]
+}
 
 /// Appends instructions to a block.
 pub struct Builder<'a> {
@@ -29,12 +57,6 @@ impl<'a> Builder<'a> {
     /// A builder inserting before the instruction at `index` of `block`'s list.
     pub fn before(shader: &'a mut Shader, block: Block, index: usize) -> Builder<'a> {
         Builder { shader, block, position: Some(index) }
-    }
-
-    fn insert(&mut self, inst: Inst) -> InstId {
-        let id = self.shader.add_inst(inst);
-        self.place(id);
-        id
     }
 
     /// Puts an instruction already in the arena at the builder's position.
@@ -60,7 +82,7 @@ impl<'a> Builder<'a> {
         let args = if kind == InstKind::Phi { self.shader.list(args) } else { ValueList::EMPTY };
         self.shader.insts.push(Inst {
             kind,
-            mach: MachOp::new(Opcode::NOP),
+            mach: template(Opcode::NOP).mach,
             dests,
             staging: [ValueList::EMPTY; 2],
             srcs: [src, Src::NONE, Src::NONE, Src::NONE],
@@ -80,25 +102,21 @@ impl<'a> Builder<'a> {
         (dest, self.shader.list(&[dest]))
     }
 
-    /// An ALU instruction from a machine template whose operand fields are those of
-    /// [`Instr::new`] (only modifiers, immediates and flow set), so that [`Inst::machine`]
-    /// would return it unchanged; returns its destination. Inlined into each typed helper, so
-    /// that the template is written straight into the arena.
+    /// An ALU instruction from the operand-free part of a machine instruction (a [`template`],
+    /// modifiers and immediates set); returns its destination. Inlined into each typed helper,
+    /// so that the instruction is written straight into the arena.
+    /// Only for opcodes whose template is `clean`.
     #[inline(always)]
-    fn clean_alu(&mut self, mach: Instr, srcs: &[Src]) -> Value {
-        let info = mach.info();
-        if !info.staging.is_empty() || info.dest_registers() != 1 {
-            return self.alu(mach, srcs);
-        }
-        debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
-        debug_assert_eq!(MachOp::of(&mach).instr(), mach, "{}: operand fields set", info.name);
+    fn clean_alu(&mut self, mach: MachOp, srcs: &[Src]) -> Value {
+        debug_assert!(template(mach.opcode).clean, "{}: not a plain ALU instruction", mach.info().name);
+        debug_assert_eq!(srcs.len(), mach.info().srcs.len(), "{}: wrong number of sources", mach.info().name);
         let id = InstId(self.shader.insts.len() as u32);
         let (dest, dests) = self.new_dest(id);
         // The instruction is built in the arena and its sources copied there afterwards: an
         // `Inst` assembled first is copied whole (140 bytes) once more.
         self.shader.insts.push(Inst {
             kind: InstKind::Machine,
-            mach: MachOp::of(&mach),
+            mach,
             dests,
             staging: [ValueList::EMPTY; 2],
             srcs: [Src::NONE; 4],
@@ -132,12 +150,14 @@ impl<'a> Builder<'a> {
     ) -> (InstId, ValueList) {
         let info = mach.info();
         debug_assert_eq!(srcs.len(), info.srcs.len(), "{}: wrong number of sources", info.name);
-        let mut inst = Inst::machine(mach);
-        inst.dests = self.shader.new_values(usize::from(mach.info().dest_registers()));
+        let id = InstId(self.shader.insts.len() as u32);
+        let first_new = self.shader.values.len();
+        let dests = self.shader.new_values(usize::from(info.dest_registers()));
+        let mut lists = [ValueList::EMPTY; 2];
         let mut reads = staging.iter();
         let mut written = None;
         for (k, s) in info.staging.iter().enumerate() {
-            inst.staging[k] = if s.write {
+            lists[k] = if s.write {
                 let list = self.shader.new_values(write_count);
                 written.get_or_insert(list);
                 list
@@ -146,11 +166,29 @@ impl<'a> Builder<'a> {
                 self.shader.list(values)
             };
         }
-        // Element by element: a slice copy of unknown length is a `memcpy` call.
-        for (o, s) in inst.srcs.iter_mut().zip(srcs) {
-            *o = *s;
+        // Built in the arena, as in `clean_alu`.
+        self.shader.insts.push(Inst {
+            kind: InstKind::Machine,
+            mach: MachOp::of(&mach),
+            dests,
+            staging: lists,
+            srcs: [Src::NONE; 4],
+            args: ValueList::EMPTY,
+            dead: false,
+        });
+        if let Some(inst) = self.shader.insts.last_mut() {
+            // Element by element: a slice copy of unknown length is a `memcpy` call.
+            for (o, s) in inst.srcs.iter_mut().zip(srcs) {
+                *o = *s;
+            }
         }
-        (self.insert(inst), written.unwrap_or(ValueList::EMPTY))
+        // The values made above are the destinations and written staging values (read staging
+        // lists hold existing values): this instruction defines exactly them.
+        for v in &mut self.shader.values[first_new..] {
+            v.def = Some(id);
+        }
+        self.place(id);
+        (id, written.unwrap_or(ValueList::EMPTY))
     }
 
     /// Emits an ALU instruction with one 32-bit destination and returns the destination.
@@ -161,7 +199,11 @@ impl<'a> Builder<'a> {
 
     /// Emits an ALU instruction given by opcode with default modifiers.
     pub fn op(&mut self, opcode: Opcode, srcs: &[Src]) -> Value {
-        self.clean_alu(Instr::new(opcode), srcs)
+        let template = template(opcode);
+        if !template.clean {
+            return self.alu(template.mach.instr(), srcs);
+        }
+        self.clean_alu(template.mach, srcs)
     }
 
     /// Emits a message instruction that writes `write_count` staging registers; returns them.
@@ -220,13 +262,13 @@ impl<'a> Builder<'a> {
 
     /// `FADD x, -0.0` with a clamp: a stand-alone saturate (or copy with modifiers).
     pub fn fclamp(&mut self, x: impl Into<Src>, clamp: Clamp) -> Value {
-        let mut mach = Instr::new(Opcode::FADD_F32);
+        let mut mach = template(Opcode::FADD_F32).mach;
         set_mod(&mut mach, |s| s.clamp, clamp);
         self.clean_alu(mach, &[x.into(), Src::konst(NEG_ZERO)])
     }
 
     pub fn fround(&mut self, x: impl Into<Src>, mode: RoundMode) -> Value {
-        let mut mach = Instr::new(Opcode::FROUND_F32);
+        let mut mach = template(Opcode::FROUND_F32).mach;
         set_mod(&mut mach, |s| s.round_mode, mode);
         self.clean_alu(mach, &[x.into()])
     }
@@ -241,7 +283,7 @@ impl<'a> Builder<'a> {
 
     /// Float comparison producing `result` (`.f1` 0.0/1.0, `.m1` 0/~0, `.i1` 0/1).
     pub fn fcmp(&mut self, cond: Condition, a: impl Into<Src>, b: impl Into<Src>, result: ResultType) -> Value {
-        let mut mach = Instr::new(Opcode::FCMP_OR_F32);
+        let mut mach = template(Opcode::FCMP_OR_F32).mach;
         set_mod(&mut mach, |s| s.condition, cond);
         set_mod(&mut mach, |s| s.result_type, result);
         self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
@@ -265,7 +307,7 @@ impl<'a> Builder<'a> {
     pub fn iadd_imm(&mut self, x: impl Into<Src>, imm: u32) -> Value {
         let mut mach = Instr::new(Opcode::IADD_IMM_I32);
         let _ = mach.set_imm("constant", i64::from(imm));
-        self.clean_alu(mach, &[x.into()])
+        self.clean_alu(MachOp::of(&mach), &[x.into()])
     }
 
     /// Integer comparison; `signed` picks `.s32` over `.u32`.
@@ -277,7 +319,7 @@ impl<'a> Builder<'a> {
         b: impl Into<Src>,
         result: ResultType,
     ) -> Value {
-        let mut mach = Instr::new(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 });
+        let mut mach = template(if signed { Opcode::ICMP_OR_S32 } else { Opcode::ICMP_OR_U32 }).mach;
         set_mod(&mut mach, |s| s.condition, cond);
         set_mod(&mut mach, |s| s.result_type, result);
         self.clean_alu(mach, &[a.into(), b.into(), Src::konst(0)])
@@ -285,14 +327,14 @@ impl<'a> Builder<'a> {
 
     /// `(a cond b) ? t : f` with an integer comparison (`.s32`/`.u32`).
     pub fn csel(&mut self, signed: bool, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
-        let mut mach = Instr::new(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 });
+        let mut mach = template(if signed { Opcode::CSEL_S32 } else { Opcode::CSEL_U32 }).mach;
         set_mod(&mut mach, |s| s.condition, cond);
         self.clean_alu(mach, &[a, b, t, f])
     }
 
     /// `(a cond b) ? t : f` with a float comparison.
     pub fn csel_f32(&mut self, cond: Condition, a: Src, b: Src, t: Src, f: Src) -> Value {
-        let mut mach = Instr::new(Opcode::CSEL_F32);
+        let mut mach = template(Opcode::CSEL_F32).mach;
         set_mod(&mut mach, |s| s.condition, cond);
         self.clean_alu(mach, &[a, b, t, f])
     }
@@ -332,7 +374,7 @@ impl<'a> Builder<'a> {
     pub fn shr(&mut self, signed: bool, a: impl Into<Src>, s: impl Into<Src>) -> Value {
         let mut mach = Instr::new(Opcode::RSHIFT_OR_I32);
         let _ = mach.set_flag("signed", signed);
-        self.clean_alu(mach, &[a.into(), byte0(s.into()), Src::konst(0)])
+        self.clean_alu(MachOp::of(&mach), &[a.into(), byte0(s.into()), Src::konst(0)])
     }
 
     /// Integer → float (`S32_TO_F32` / `U32_TO_F32`, round to nearest even).
@@ -342,7 +384,7 @@ impl<'a> Builder<'a> {
 
     /// Float → integer with the given rounding (`F32_TO_S32` / `F32_TO_U32`).
     pub fn f2i(&mut self, signed: bool, x: impl Into<Src>, mode: RoundMode) -> Value {
-        let mut mach = Instr::new(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 });
+        let mut mach = template(if signed { Opcode::F32_TO_S32 } else { Opcode::F32_TO_U32 }).mach;
         set_mod(&mut mach, |s| s.round_mode, mode);
         self.clean_alu(mach, &[x.into()])
     }
@@ -350,7 +392,7 @@ impl<'a> Builder<'a> {
 
 /// `mach.set(key, value)` for the modifier `slot` picks (nothing when the opcode has none).
 #[inline(always)]
-fn set_mod<E: IsaEnum>(mach: &mut Instr, slot: impl Fn(&ModSlots) -> Option<usize>, value: E) {
+fn set_mod<E: IsaEnum>(mach: &mut MachOp, slot: impl Fn(&ModSlots) -> Option<usize>, value: E) {
     if let Some(k) = slot(ModSlots::of(mach.opcode)) {
         mach.mods[k] = value.index();
     }
@@ -373,33 +415,56 @@ pub fn byte0(s: Src) -> Src {
 mod tests {
     use super::*;
 
-    /// The slot table sets exactly what setting the modifier by name sets.
+    /// The opcodes of the typed helpers are plain ALU instructions (`clean_alu` builds them
+    /// without checking).
+    #[test]
+    fn typed_helpers_use_clean_templates() {
+        for op in [
+            Opcode::FADD_F32,
+            Opcode::FROUND_F32,
+            Opcode::FCMP_OR_F32,
+            Opcode::IADD_IMM_I32,
+            Opcode::ICMP_OR_S32,
+            Opcode::ICMP_OR_U32,
+            Opcode::CSEL_S32,
+            Opcode::CSEL_U32,
+            Opcode::CSEL_F32,
+            Opcode::RSHIFT_OR_I32,
+            Opcode::F32_TO_S32,
+            Opcode::F32_TO_U32,
+        ] {
+            assert!(template(op).clean, "{op:?}");
+            assert_eq!(template(op).mach, MachOp::new(op), "{op:?}");
+        }
+    }
+
+    /// The slot table sets exactly what setting the modifier by name sets, on the templates.
     #[test]
     fn modifier_slots_agree_with_setting_by_name() {
         for op in Opcode::ALL {
             for cond in [Condition::Lt, Condition::Ge, Condition::Ne] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
                 let _ = by_name.set_condition(cond);
                 set_mod(&mut by_slot, |s| s.condition, cond);
-                assert_eq!(by_name, by_slot, "{op:?}");
+                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
             }
             for result in [ResultType::M1, ResultType::F1] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
                 let _ = by_name.set_result_type(result);
                 set_mod(&mut by_slot, |s| s.result_type, result);
-                assert_eq!(by_name, by_slot, "{op:?}");
+                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
             }
             for mode in [RoundMode::Rtn, RoundMode::Rtz] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
                 let _ = by_name.set_round_mode(mode);
                 set_mod(&mut by_slot, |s| s.round_mode, mode);
-                assert_eq!(by_name, by_slot, "{op:?}");
+                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
             }
             for clamp in [Clamp::Clamp0_1, Clamp::ClampM1_1] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), Instr::new(op));
+                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
                 let _ = by_name.set_clamp(clamp);
                 set_mod(&mut by_slot, |s| s.clamp, clamp);
-                assert_eq!(by_name, by_slot, "{op:?}");
+                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
             }
         }
     }

@@ -6,7 +6,7 @@
 //! (Mesa's order); LRP is `fma(t, y − x, x)`; MUL is one rounding (`FMA a, b, −0.0`).
 
 use super::Ctx;
-use super::operand::{self, Kind, fsrc, write};
+use super::operand::{self, Kind, Lanes, fsrc, fsrc_lanes, write};
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Src, Value};
 use crate::tgsi::ast::Instruction;
@@ -149,10 +149,11 @@ fn plain_value(ctx: &mut Ctx, src: Src) -> Value {
 pub fn componentwise(ctx: &mut Ctx, inst: &Instruction, f: impl Fn(&mut Ctx, &[Src]) -> Value, n: usize) {
     let mut out = [None; 4];
     let mask = inst.dst[0].write_mask;
+    let mut lanes = Lanes::UNREAD;
     for c in mask.components() {
         let mut srcs = [Src::NONE; 4];
         for (k, s) in srcs.iter_mut().enumerate().take(n) {
-            *s = fsrc(ctx, inst, k, c.index());
+            *s = fsrc_lanes(ctx, inst, &mut lanes[k], k, c.index());
         }
         out[c.index()] = Some(f(ctx, &srcs[..n]));
     }
@@ -176,12 +177,13 @@ fn constant_result(ctx: &mut Ctx, inst: &Instruction, value: f32) {
 /// `DPn`: the fused chain of [`dot_chain`] over sources 0 and 1, replicated.
 fn dot(ctx: &mut Ctx, inst: &Instruction, n: usize, add: Option<Src>) {
     let (mut a, mut b) = ([Src::NONE; 4], [Src::NONE; 4]);
+    let mut lanes = Lanes::UNREAD;
     // All of src0 before src1: reading a source may emit instructions (same order as before).
     for (c, a) in a.iter_mut().enumerate().take(n) {
-        *a = fsrc(ctx, inst, 0, c);
+        *a = fsrc_lanes(ctx, inst, &mut lanes[0], 0, c);
     }
     for (c, b) in b.iter_mut().enumerate().take(n) {
-        *b = fsrc(ctx, inst, 1, c);
+        *b = fsrc_lanes(ctx, inst, &mut lanes[1], 1, c);
     }
     let value = dot_chain(ctx, &a[..n], &b[..n], add);
     replicate(ctx, inst, value, Kind::Float);
@@ -242,8 +244,10 @@ fn x2d(ctx: &mut Ctx, inst: &Instruction) {
 fn compare(ctx: &mut Ctx, inst: &Instruction, cond: Condition, swap: bool, result: ResultType) {
     let kind = if result == ResultType::F1 { Kind::Float } else { Kind::Int };
     let mut out = [None; 4];
+    let mut lanes = Lanes::UNREAD;
     for c in inst.dst[0].write_mask.components() {
-        let (mut a, mut b) = (fsrc(ctx, inst, 0, c.index()), fsrc(ctx, inst, 1, c.index()));
+        let mut a = fsrc_lanes(ctx, inst, &mut lanes[0], 0, c.index());
+        let mut b = fsrc_lanes(ctx, inst, &mut lanes[1], 1, c.index());
         if swap {
             std::mem::swap(&mut a, &mut b);
         }

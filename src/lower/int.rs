@@ -73,7 +73,7 @@
 //!   `INT64_MIN / −1 = INT64_MIN`, I64MOD has the dividend's sign, `INT64_MIN % −1 = 0`.
 
 use super::Ctx;
-use super::operand::{self, Kind, fsrc, isrc, write};
+use super::operand::{self, Kind, Lanes, fsrc, fsrc_lanes, isrc, isrc_lanes, write};
 use crate::ir::builder::{LANE_B00, byte0};
 use crate::ir::{Inst, InstId, InstKind, Operand, Src, Terminator, Value};
 use crate::tgsi::ast::Instruction;
@@ -193,6 +193,18 @@ pub(super) fn source(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode, k: usize
     }
 }
 
+/// [`source`] through the source's [`Lanes`].
+#[inline]
+fn source_lanes(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode, lanes: &mut Lanes, k: usize, c: usize) -> Src {
+    match opcode.info().src_types.get(k) {
+        Some(OperandType::I | OperandType::U) => isrc_lanes(ctx, inst, lanes, k, c),
+        _ => {
+            let s = fsrc_lanes(ctx, inst, lanes, k, c);
+            operand::apply_float_mods(ctx, s)
+        }
+    }
+}
+
 /// How the destination of `opcode` is written: float results get `_SAT`.
 pub(super) fn dst_kind(opcode: Opcode) -> Kind {
     match opcode.info().dst_types.first() {
@@ -210,10 +222,11 @@ pub(super) fn componentwise(
     f: impl Fn(&mut Ctx, &[Src]) -> Value,
 ) {
     let mut out = [None; 4];
+    let mut lanes = Lanes::UNREAD;
     for c in inst.dst[0].write_mask.components() {
         let mut srcs = [Src::NONE; 4];
         for (k, s) in srcs.iter_mut().enumerate().take(n) {
-            *s = source(ctx, inst, opcode, k, c.index());
+            *s = source_lanes(ctx, inst, opcode, &mut lanes[k], k, c.index());
         }
         out[c.index()] = Some(f(ctx, &srcs[..n]));
     }

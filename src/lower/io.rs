@@ -18,6 +18,7 @@ use crate::valhall::tables::{
 use crate::valhall::{Opcode as Op, Special};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// Number of 32-bit FAU words the hardware provides.
 pub const FAU_WORDS: usize = 128;
@@ -26,8 +27,9 @@ pub const FAU_WORDS: usize = 128;
 #[derive(Clone, Debug, Default)]
 pub struct FauLayout {
     words: Vec<Option<FauSource>>,
-    /// First word of each 4-word group (a constant vec4 or a sysval vec4).
-    groups: FxHashMap<GroupKey, u8>,
+    /// First word of each group (a constant vec4 or a sysval vec4 or pair of vec4s). At most
+    /// `FAU_WORDS / 4` groups fit, so a list searched in order beats hashing the names.
+    groups: Vec<(GroupKey, u8)>,
     /// The same for `CONST[buffer][index]` with small buffer and index, by buffer then index
     /// (`NO_GROUP`: none yet): every constant operand asks, so this is a table.
     constant_groups: Vec<Vec<u8>>,
@@ -40,7 +42,7 @@ const NO_GROUP: u8 = u8::MAX;
 const DENSE_BUFFERS: u32 = 32;
 const DENSE_CONSTANTS: u32 = 4096;
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum GroupKey {
     Constant(u32, u32),
     Sysval(&'static str),
@@ -63,11 +65,11 @@ impl FauLayout {
     }
 
     fn group(&mut self, key: GroupKey, size: usize) -> Option<u8> {
-        if let Some(&w) = self.groups.get(&key) {
+        if let Some(&(_, w)) = self.groups.iter().find(|(k, _)| *k == key) {
             return Some(w);
         }
         let w = self.alloc(size, 4)?;
-        self.groups.insert(key, w);
+        self.groups.push((key, w));
         Some(w)
     }
 
@@ -108,6 +110,17 @@ impl FauLayout {
             self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
         }
         Some(w)
+    }
+
+    /// [`FauLayout::constant`] of a constant whose group is placed at word `first` (what it
+    /// returned, minus the component, for another component of the same constant).
+    #[inline]
+    pub fn constant_word(&mut self, first: u8, buffer: u32, index: u32, component: u32) -> u8 {
+        let w = first + component as u8;
+        if self.words[w as usize].is_none() {
+            self.words[w as usize] = Some(FauSource::Constant { buffer, index, component });
+        }
+        w
     }
 
     /// The word holding component `component` of a sysval vec4.
@@ -316,7 +329,7 @@ pub fn input(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     Operand::Value(input_vec4(ctx, i64::from(reg.index.value))[c])
 }
 
-fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
+pub(super) fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     if let Some(v) = ctx.io.inputs.get(index) {
         return v;
     }
@@ -336,12 +349,17 @@ fn input_vec4(ctx: &mut Ctx, index: i64) -> [Value; 4] {
 fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let vertex_id = preload(ctx, 60);
     let instance_id = preload(ctx, 61);
-    let mut mach = Instr::new(Op::LD_ATTR_IMM);
-    let _ = mach.set_vector_size(VectorSize::V4);
-    let _ = mach.set_register_format(RegisterFormat::F32);
-    let _ = mach.set_slot(Slot::Slot0);
+    // The fixed fields are set by name once (each lookup compares strings).
+    static TEMPLATE: LazyLock<Instr> = LazyLock::new(|| {
+        let mut mach = Instr::new(Op::LD_ATTR_IMM);
+        let _ = mach.set_vector_size(VectorSize::V4);
+        let _ = mach.set_register_format(RegisterFormat::F32);
+        let _ = mach.set_slot(Slot::Slot0);
+        let _ = mach.set_imm("table", 1);
+        mach
+    });
+    let mut mach = *TEMPLATE;
     let _ = mach.set_imm("index", index);
-    let _ = mach.set_imm("table", 1);
     if !(0..16).contains(&index) {
         ctx.unsupported("an attribute index above 15", "attribute loads use the 4-bit immediate index");
     }
@@ -518,12 +536,19 @@ fn varying(ctx: &mut Ctx, index: i64) -> Option<VaryingInput> {
 fn load_varying(ctx: &mut Ctx, v: &VaryingInput, sample_mode: SampleMode, src0: Src, in_entry: bool) -> [Value; 4] {
     let flat = v.interpolation == Interpolation::Constant;
     let offset = v.offset;
-    let mut mach = Instr::new(if offset < 256 { Op::LD_VAR_BUF_IMM_F32 } else { Op::LD_VAR_BUF_F32 });
-    let _ = mach.set_slot(Slot::Slot0);
-    let _ = mach.set_vector_size(VectorSize::V4);
+    // The fixed fields are set by name once (each lookup compares strings).
+    static TEMPLATES: LazyLock<[Instr; 2]> = LazyLock::new(|| {
+        [Op::LD_VAR_BUF_IMM_F32, Op::LD_VAR_BUF_F32].map(|op| {
+            let mut mach = Instr::new(op);
+            let _ = mach.set_slot(Slot::Slot0);
+            let _ = mach.set_vector_size(VectorSize::V4);
+            let _ = mach.set("update_mode", UpdateMode::Store);
+            mach
+        })
+    });
+    let mut mach = TEMPLATES[usize::from(offset >= 256)];
     let _ = mach.set("source_format", if flat { SourceFormat::SrcFlat32 } else { SourceFormat::SrcF32 });
     let _ = mach.set("sample_mode", sample_mode);
-    let _ = mach.set("update_mode", UpdateMode::Store);
     let mut srcs = [src0, Src::NONE];
     let mut count = 1;
     if offset < 256 {
@@ -1160,11 +1185,14 @@ fn vertex_outputs(ctx: &mut Ctx) {
     ctx.io.varyings.reserve(outs.len());
     let index_reg = preload(ctx, 59);
     let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
-        let mut lea = Instr::new(Op::LEA_BUF_IMM);
-        let _ = lea.set_slot(Slot::Slot0);
-        let _ = lea.set_imm("table", 13);
-        let _ = lea.set_imm("index", 0);
-        let list = ctx.builder().message(lea, &[Src::new(linear)], &[], 2);
+        static LEA: LazyLock<Instr> = LazyLock::new(|| {
+            let mut lea = Instr::new(Op::LEA_BUF_IMM);
+            let _ = lea.set_slot(Slot::Slot0);
+            let _ = lea.set_imm("table", 13);
+            let _ = lea.set_imm("index", 0);
+            lea
+        });
+        let list = ctx.builder().message(*LEA, &[Src::new(linear)], &[], 2);
         let v = ctx.shader.get(list);
         (v[0], v[1])
     };
@@ -1258,8 +1286,22 @@ fn store(ctx: &mut Ctx, values: &[Value], address: (Value, Value), offset: u32, 
 }
 
 fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value), offset: u32, access: MemoryAccess) {
-    let mut mach = Instr::new(op);
-    let _ = mach.set_slot(Slot::Slot0);
+    // The slot is set by name once per opcode (each lookup compares strings).
+    static TEMPLATES: LazyLock<[Instr; 5]> = LazyLock::new(|| {
+        [Op::STORE_I16, Op::STORE_I32, Op::STORE_I64, Op::STORE_I96, Op::STORE_I128].map(|op| {
+            let mut mach = Instr::new(op);
+            let _ = mach.set_slot(Slot::Slot0);
+            mach
+        })
+    });
+    let mut mach = match TEMPLATES.iter().find(|t| t.opcode == op) {
+        Some(template) => *template,
+        None => {
+            let mut mach = Instr::new(op);
+            let _ = mach.set_slot(Slot::Slot0);
+            mach
+        }
+    };
     let _ = mach.set("memory_access", access);
     let _ = mach.set_imm("offset", i64::from(offset));
     ctx.builder().emit(mach, &[Src::new(Operand::Pair(address.0, address.1))], &[values], 0);

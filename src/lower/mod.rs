@@ -190,8 +190,8 @@ pub(crate) struct Ctx<'p> {
     reg_vars: Vec<Vec<u32>>,
     /// The same for registers with larger or negative indices.
     sparse_reg_vars: FxHashMap<(File, i64), Var>,
-    /// Undefined-value stand-ins, one per variable.
-    undefs: FxHashMap<Var, Value>,
+    /// The stand-in for undefined values (one zero shared by every variable), once made.
+    undef: Option<Value>,
     constructs: Vec<Construct>,
     /// For every control-flow opening instruction, the index of its closing one; for IF also
     /// the ELSE (`else_of`).
@@ -255,7 +255,7 @@ impl<'p> Ctx<'p> {
             ssa: SsaState::with_capacity(declared_vars + 16),
             reg_vars,
             sparse_reg_vars: FxHashMap::default(),
-            undefs: FxHashMap::default(),
+            undef: None,
             constructs: Vec::new(),
             subs: FxHashMap::default(),
             call_stack: Vec::new(),
@@ -411,7 +411,7 @@ impl<'p> Ctx<'p> {
     pub fn read_var(&mut self, var: Var) -> Value {
         match self.ssa.read(var) {
             Some(v) => v,
-            None => self.undef_of(var),
+            None => self.undef_value(),
         }
     }
 
@@ -419,22 +419,21 @@ impl<'p> Ctx<'p> {
     /// (one shared zero), so the hardware never reads a register nothing wrote and results do not
     /// depend on leftovers.
     #[inline(never)]
-    fn undef_of(&mut self, var: Var) -> Value {
-        if let Some(&v) = self.undefs.get(&var) {
-            return v;
+    fn undef_value(&mut self) -> Value {
+        match self.undef {
+            Some(zero) => zero,
+            None => {
+                let zero = self.entry_builder().konst(0);
+                self.undef = Some(zero);
+                zero
+            }
         }
-        let v = match self.undefs.values().next() {
-            Some(&zero) => zero,
-            None => self.entry_builder().konst(0),
-        };
-        self.undefs.insert(var, v);
-        v
     }
 
-    fn value_or_undef(&mut self, var: Var, value: Option<Value>) -> Value {
+    fn value_or_undef(&mut self, value: Option<Value>) -> Value {
         match value {
             Some(v) => v,
-            None => self.undef_of(var),
+            None => self.undef_value(),
         }
     }
 
@@ -647,7 +646,7 @@ impl<'p> Ctx<'p> {
                     .map(|k| {
                         let var = logged[k];
                         let entry = self.ssa.entry_value(k);
-                        let entry = self.value_or_undef(var, entry);
+                        let entry = self.value_or_undef(entry);
                         let now = self.read_var(var);
                         self.phi(else_block, &[entry, now])
                     })
@@ -663,7 +662,7 @@ impl<'p> Ctx<'p> {
                     .map(|k| {
                         let var = logged[k];
                         let from_then = self.ssa.value_at(&then_state, k);
-                        let from_then = self.value_or_undef(var, from_then);
+                        let from_then = self.value_or_undef(from_then);
                         let from_else = self.read_var(var);
                         self.phi(join, &[from_then, from_else])
                     })
@@ -810,10 +809,10 @@ impl<'p> Ctx<'p> {
         // recorded in the same order the predecessors were added).
         // One argument buffer for all φs (a join may merge many variables).
         let mut args: Vec<Value> = Vec::with_capacity(header_edges.len().max(exit_edges.len()));
-        for (k, (&var, &phi)) in written.iter().zip(&phis).enumerate() {
+        for (k, &phi) in phis.iter().enumerate() {
             args.clear();
             for edge in &header_edges {
-                let v = self.value_or_undef(var, edge[k]);
+                let v = self.value_or_undef(edge[k]);
                 args.push(v);
             }
             let list = self.shader.list(&args);
@@ -823,11 +822,11 @@ impl<'p> Ctx<'p> {
         for (k, &var) in written.iter().enumerate() {
             let value = if exit_edges.is_empty() {
                 // An infinite loop: the exit is unreachable.
-                self.undef_of(var)
+                self.undef_value()
             } else {
                 args.clear();
                 for edge in &exit_edges {
-                    let v = self.value_or_undef(var, edge[k]);
+                    let v = self.value_or_undef(edge[k]);
                     args.push(v);
                 }
                 self.phi(exit, &args)
@@ -1000,12 +999,11 @@ impl<'p> Ctx<'p> {
         let logged: Vec<Var> = self.ssa.logged().collect();
         let values: Vec<Value> = (0..logged.len())
             .map(|k| {
-                let var = logged[k];
                 let args: Vec<Value> = preds
                     .iter()
                     .map(|&p| {
                         let v = if p == from { self.ssa.value_at(&fallthrough, k) } else { self.ssa.entry_value(k) };
-                        self.value_or_undef(var, v)
+                        self.value_or_undef(v)
                     })
                     .collect();
                 self.phi(body, &args)
@@ -1062,15 +1060,15 @@ impl<'p> Ctx<'p> {
         let mut values: Vec<Value> = Vec::with_capacity(logged.len());
         // One argument buffer for all φs (the main program's exit merges every variable).
         let mut args: Vec<Value> = Vec::with_capacity(edges.len());
-        for (k, &var) in logged.iter().enumerate() {
+        for k in 0..logged.len() {
             if edges.is_empty() {
-                values.push(self.undef_of(var));
+                values.push(self.undef_value());
                 continue;
             }
             args.clear();
             for edge in edges {
                 let v = self.ssa.value_at(edge, k);
-                let v = self.value_or_undef(var, v);
+                let v = self.value_or_undef(v);
                 args.push(v);
             }
             values.push(self.phi(join, &args));
@@ -1146,10 +1144,12 @@ impl<'p> Ctx<'p> {
         let mut undefined = std::mem::take(&mut self.scratch_vars);
         undefined.clear();
         undefined.extend(self.ssa.logged().filter(|&v| self.ssa.read(v).is_none()));
-        let values: Vec<Value> = undefined.iter().map(|&v| self.undef_of(v)).collect();
+        let zero = if undefined.is_empty() { None } else { Some(self.undef_value()) };
         self.ssa.close();
-        for (&var, &value) in undefined.iter().zip(&values) {
-            self.ssa.write(var, value);
+        if let Some(zero) = zero {
+            for &var in &undefined {
+                self.ssa.write(var, zero);
+            }
         }
         self.scratch_vars = undefined;
     }

@@ -46,6 +46,106 @@ pub fn fsrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
     fold_const_mods(Src { operand, neg: src.negate, abs: src.absolute, ..Src::NONE })
 }
 
+/// A source operand of the instruction being lowered, resolved at its first read: file, index
+/// and indirection are looked at once, and each destination lane then reads its channel.
+/// Sources that need more than a table lookup per lane (indirect, legacy modifiers, constants
+/// loaded from a UBO, system values) stay [`Lanes::General`] and take the per-lane path of [`fsrc`]/[`isrc`].
+///
+/// Resolving does what the first lane's read did before (load an input, create a register's
+/// variables), at the same point, so the instructions emitted and their order are unchanged.
+#[derive(Clone, Copy, Debug)]
+pub enum Lanes {
+    /// Not read yet.
+    Unread,
+    /// A direct TEMP/OUT/ADDR register: its first variable (x; y, z, w follow).
+    Vars(Var),
+    /// A direct `IMM[n]`.
+    Consts([u32; 4]),
+    /// A direct `IN[n]`, loaded.
+    Values([Value; 4]),
+    /// A direct `CONST[buffer][index]` placed in the push-constant table at word `first`.
+    Uniforms {
+        buffer: u32,
+        index: u32,
+        first: u8,
+    },
+    General,
+}
+
+impl Lanes {
+    /// `Unread` for each of the (up to four) sources of an instruction.
+    pub const UNREAD: [Lanes; 4] = [Lanes::Unread; 4];
+
+    /// The operand of lane `c` of `src` before modifiers; `None` when the source takes the
+    /// general path. Every lane of most sources comes here: inlined into the readers.
+    #[inline(always)]
+    fn operand(&mut self, ctx: &mut Ctx, src: &SrcOperand, c: usize) -> Option<Operand> {
+        let comp = src.swizzle[c].index();
+        if let Lanes::Unread = self {
+            *self = resolve(ctx, src, comp);
+        }
+        match *self {
+            Lanes::Vars(x) => Some(Operand::Value(ctx.read_var(Var(x.0 + comp as u32)))),
+            Lanes::Consts(row) => Some(Operand::Const(row[comp])),
+            Lanes::Values(values) => Some(Operand::Value(values[comp])),
+            Lanes::Uniforms { buffer, index, first } => {
+                Some(Operand::Uniform(ctx.fau.constant_word(first, buffer, index, comp as u32)))
+            }
+            Lanes::General | Lanes::Unread => None,
+        }
+    }
+}
+
+/// How the lanes of `src` are read (see [`Lanes`]); `comp` is the component the first lane
+/// reads.
+#[inline(never)]
+fn resolve(ctx: &mut Ctx, src: &SrcOperand, comp: usize) -> Lanes {
+    let reg = &src.register;
+    if src.legacy.is_some() || reg.index.indirect.is_some() {
+        return Lanes::General;
+    }
+    if is_variable_file(reg.file) {
+        return Lanes::Vars(ctx.var(reg.file, i64::from(reg.index.value), 0));
+    }
+    match reg.file {
+        File::Immediate => Lanes::Consts(ctx.imms.get(reg.index.value as usize).copied().unwrap_or([0; 4])),
+        File::Input if reg.dimension.is_none_or(|d| d.indirect.is_none()) => {
+            Lanes::Values(super::io::input_vec4(ctx, i64::from(reg.index.value)))
+        }
+        // As `io::constant` reads a direct constant: a push word, else (table full) a UBO load,
+        // which the general path does.
+        File::Const if reg.dimension.is_none_or(|d| d.indirect.is_none()) => {
+            let buffer = reg.dimension.map_or(0, |d| d.value.max(0) as u32);
+            let index = reg.index.value.max(0) as u32;
+            match ctx.fau.constant(buffer, index, comp as u32) {
+                Some(w) => Lanes::Uniforms { buffer, index, first: w - comp as u8 },
+                None => Lanes::General,
+            }
+        }
+        _ => Lanes::General,
+    }
+}
+
+/// [`fsrc`] through the source's [`Lanes`] (`lanes` belongs to source `k` of `inst`).
+#[inline]
+pub fn fsrc_lanes(ctx: &mut Ctx, inst: &Instruction, lanes: &mut Lanes, k: usize, c: usize) -> Src {
+    let src = &inst.src[k];
+    match lanes.operand(ctx, src, c) {
+        Some(operand) => fold_const_mods(Src { operand, neg: src.negate, abs: src.absolute, ..Src::NONE }),
+        None => fsrc(ctx, inst, k, c),
+    }
+}
+
+/// [`isrc`] through the source's [`Lanes`] (`lanes` belongs to source `k` of `inst`).
+#[inline]
+pub fn isrc_lanes(ctx: &mut Ctx, inst: &Instruction, lanes: &mut Lanes, k: usize, c: usize) -> Src {
+    let src = &inst.src[k];
+    match lanes.operand(ctx, src, c) {
+        Some(operand) => int_mods(ctx, operand, src.negate, src.absolute),
+        None => isrc(ctx, inst, k, c),
+    }
+}
+
 /// A float source with the modifiers of Mesa ≤ 7.7, applied from the inside out as the
 /// interpreter does: extended swizzle (a component, 0 or 1, each optionally negated), plain
 /// negate, `1 − x`, `x − 0.5`, `2·x` (each one rounded f32 operation), `|x|`, outer negate.
@@ -113,7 +213,12 @@ fn fold_const_mods(src: Src) -> Src {
 pub fn isrc(ctx: &mut Ctx, inst: &Instruction, k: usize, c: usize) -> Src {
     let src = &inst.src[k];
     let operand = base_operand(ctx, &src.register, component(src, c));
-    let (negate, absolute) = (src.negate, src.absolute);
+    int_mods(ctx, operand, src.negate, src.absolute)
+}
+
+/// An integer operand with TGSI's integer `-` and `|x|` applied.
+#[inline]
+fn int_mods(ctx: &mut Ctx, operand: Operand, negate: bool, absolute: bool) -> Src {
     if let Operand::Const(bits) = operand {
         let mut v = bits as i32;
         if absolute {
