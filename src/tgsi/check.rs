@@ -41,6 +41,7 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         reported: Default::default(),
         stale_labels: Vec::new(),
         per_vertex: File::ALL.map(|file| per_vertex(program.processor(), file)),
+        last_hit: [(1, 0, 0); File::ALL.len()],
     };
     c.declarations();
     c.properties();
@@ -110,6 +111,10 @@ struct Checker<'a> {
     stale_labels: Vec<(Span, u32, String, String)>,
     /// [`per_vertex`] of each file for this program's processor (read for every operand).
     per_vertex: [bool; File::ALL.len()],
+    /// Per file, the last run of dimension-0 registers [`covering_run`] found: (first, last,
+    /// declaration); operands mostly name the registers of the previous ones, so most lookups
+    /// end here. Empty (first > last) before the first.
+    last_hit: [(u32, u32, usize); File::ALL.len()],
 }
 
 /// Files whose first bracket is a vertex index rather than a declared dimension.
@@ -389,7 +394,9 @@ impl<'a> Checker<'a> {
             for (i, s) in inst.src.iter().enumerate() {
                 self.use_register(&s.register, s.span, imm_count, gs_vertices);
                 let ty = info.src_types.get(i).copied();
-                self.operand_kind(inst, s, ty);
+                if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res)) {
+                    self.operand_kind(inst, s, ty);
+                }
                 if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
                     // The first pair is always read; the second only when a 64-bit result is
                     // written to zw too (Mesa fills unread channels, e.g. `.xyyy`).
@@ -485,7 +492,35 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Marks the declaration of `r` used, or reports it.
+    #[inline(always)]
     fn use_register(&mut self, r: &Register, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
+        // The common case inline: a direct register of dimension 0 (written `FILE[n]` or
+        // `FILE[0][n]`) that a declaration covers. Everything else, and every report, is
+        // [`Self::use_register_general`]'s (which gives the same answer for this case).
+        if r.index.indirect.is_none()
+            && !matches!(r.file, File::Null | File::LegacyLoop)
+            && r.dimension.is_none_or(|d| d.value == 0 && d.indirect.is_none() && !self.per_vertex(r.file))
+        {
+            let index = r.index.value as u32;
+            let (first, last, decl) = self.last_hit[r.file as usize];
+            let hit = if first <= index && index <= last {
+                Some(decl)
+            } else {
+                covering_run(&self.decls.first_dimension[r.file as usize], index).map(|run| {
+                    self.last_hit[r.file as usize] = run;
+                    run.2
+                })
+            };
+            if let Some(used) = hit.and_then(|decl| self.used.get_mut(decl)) {
+                used.0 = true;
+                return;
+            }
+        }
+        self.use_register_general(r, span, imm_count, gs_vertices);
+    }
+
+    fn use_register_general(&mut self, r: &Register, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
         let file = r.file;
         if matches!(file, File::Null | File::LegacyLoop) {
             return;
@@ -538,11 +573,7 @@ impl<'a> Checker<'a> {
         }
         let dim = if per_vertex { 0 } else { r.dimension.map_or(0, |d| d.value as u32) };
         let index = r.index.value as u32;
-        let found = self.decls.ranges(file, dim).and_then(|ranges| {
-            let upto = ranges.partition_point(|x| x.first <= index);
-            let candidate = ranges.get(upto.checked_sub(1)?)?;
-            (candidate.cover_last >= index).then_some(candidate.cover_decl)
-        });
+        let found = self.decls.ranges(file, dim).and_then(|ranges| covering(ranges, index));
         match found {
             Some(decl) => self.used[decl].0 = true,
             None => {
@@ -892,6 +923,29 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// The declaration (index in `Checker::used`) covering register `index`, given the declared
+/// ranges of its file and dimension.
+fn covering(ranges: &[Range], index: u32) -> Option<usize> {
+    let upto = ranges.partition_point(|x| x.first <= index);
+    let candidate = ranges.get(upto.checked_sub(1)?)?;
+    (candidate.cover_last >= index).then_some(candidate.cover_decl)
+}
+
+/// [`covering`], with the run of registers around `index` that get the same answer:
+/// (first, last, declaration).
+#[inline]
+fn covering_run(ranges: &[Range], index: u32) -> Option<(u32, u32, usize)> {
+    let upto = ranges.partition_point(|x| x.first <= index);
+    let candidate = ranges.get(upto.checked_sub(1)?)?;
+    if candidate.cover_last < index {
+        return None;
+    }
+    // Every register from the candidate's first up to the next range's first has the same
+    // candidate, and is covered up to its `cover_last`.
+    let before_next = ranges.get(upto).map_or(u32::MAX, |next| next.first - 1);
+    Some((candidate.first, before_next.min(candidate.cover_last), candidate.cover_decl))
+}
+
 /// Whether `[first, last]` meets one of the sorted, disjoint `ranges`.
 fn overlaps(ranges: &[(u32, u32)], first: u32, last: u32) -> bool {
     let i = ranges.partition_point(|r| r.1 < first);
@@ -905,5 +959,47 @@ fn register_name(file: File, dim: u32, index: u32, per_vertex: bool) -> String {
         format!("{}[{dim}][{index}]", file.name())
     } else {
         format!("{}[{index}]", file.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every register of the run `covering_run` returns has the lookup of the register asked
+    /// for, so the checker's cache of the last run answers as a fresh lookup would.
+    #[test]
+    fn covering_runs_agree_with_lookups() {
+        // Overlapping, nested and repeated ranges (declared twice: errors, but still looked up).
+        let declared = [(0, 3), (2, 2), (5, 9), (6, 20), (7, 7), (30, 30), (31, 40), (31, 31), (45, 45)];
+        let mut ranges: Vec<Range> = declared
+            .iter()
+            .enumerate()
+            .map(|(decl, &(first, last))| Range { first, last, decl, span: Span::at(0), cover_last: 0, cover_decl: 0 })
+            .collect();
+        ranges.sort_by_key(|r| (r.first, r.decl));
+        let mut widest: Option<(u32, usize)> = None;
+        for r in &mut ranges {
+            if widest.is_none_or(|(last, _)| r.last > last) {
+                widest = Some((r.last, r.decl));
+            }
+            (r.cover_last, r.cover_decl) = widest.unwrap_or_default();
+        }
+        let mut runs = 0;
+        for index in 0..50 {
+            let expected = covering(&ranges, index);
+            match covering_run(&ranges, index) {
+                Some((first, last, decl)) => {
+                    assert!(first <= index && index <= last, "{index}: {first}..{last}");
+                    assert_eq!(Some(decl), expected, "{index}");
+                    for other in first..=last {
+                        assert_eq!(covering(&ranges, other), Some(decl), "{index}: {other}");
+                    }
+                    runs += 1;
+                }
+                None => assert_eq!(expected, None, "{index}"),
+            }
+        }
+        assert_eq!(runs, 4 + 16 + 1 + 10 + 1);
     }
 }
