@@ -27,7 +27,7 @@
 use super::ast::*;
 use super::opcodes::{FlowRole, Opcode, OperandType, StageMask};
 use crate::diag::{Diagnostic, Span};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 /// Checks a parsed program; returns every error and warning found.
 pub fn check(program: &Program) -> Vec<Diagnostic> {
@@ -56,38 +56,44 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
 /// One declared range.
 #[derive(Clone, Copy)]
 struct Range {
+    file: File,
+    /// The dimension it is looked up under (0 for per-vertex files).
+    dim: u32,
     first: u32,
     last: u32,
     /// Index of the declaration in `Checker::used`.
     decl: usize,
     span: Span,
-    /// Among this range and all before it (in sorted order), the one reaching furthest:
-    /// its `last` and declaration, so a lookup needs one binary search.
+    /// Among this range and all before it (in sorted order) of its file and dimension, the one
+    /// reaching furthest: its `last` and declaration, so a lookup needs one binary search.
     cover_last: u32,
     cover_decl: usize,
 }
 
-/// Declared ranges per (file, dimension). Dimension 0 (every register of most shaders) is a
-/// table indexed by file, read once per register operand without hashing; other dimensions
-/// (constant buffers 1 and up) are in a map.
+/// Every declared range in one list sorted by (file, dimension, first, declaration), so that
+/// a shader's declarations cost one allocation. Dimension 0 (every register of most shaders)
+/// has its part of the list per file, read once per register operand; other dimensions
+/// (constant buffers 1 and up) are found by binary search.
 #[derive(Default)]
 struct Declared {
-    first_dimension: [Vec<Range>; File::ALL.len()],
-    other: FxHashMap<(File, u32), Vec<Range>>,
+    ranges: Vec<Range>,
+    first_dimension: [std::ops::Range<usize>; File::ALL.len()],
 }
 
 impl Declared {
-    fn ranges(&self, file: File, dim: u32) -> Option<&Vec<Range>> {
-        if dim == 0 { Some(&self.first_dimension[file as usize]) } else { self.other.get(&(file, dim)) }
+    fn ranges(&self, file: File, dim: u32) -> &[Range] {
+        if dim == 0 {
+            return self.dim0(file);
+        }
+        let key = (file as usize, dim);
+        let start = self.ranges.partition_point(|r| (r.file as usize, r.dim) < key);
+        let end = start + self.ranges[start..].partition_point(|r| (r.file as usize, r.dim) == key);
+        &self.ranges[start..end]
     }
 
-    fn ranges_mut(&mut self, file: File, dim: u32) -> &mut Vec<Range> {
-        if dim == 0 { &mut self.first_dimension[file as usize] } else { self.other.entry((file, dim)).or_default() }
-    }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = ((File, u32), &mut Vec<Range>)> {
-        let first = self.first_dimension.iter_mut().enumerate().map(|(f, ranges)| ((File::ALL[f], 0), ranges));
-        first.chain(self.other.iter_mut().map(|(&key, ranges)| (key, ranges)))
+    #[inline]
+    fn dim0(&self, file: File) -> &[Range] {
+        self.ranges.get(self.first_dimension[file as usize].clone()).unwrap_or(&[])
     }
 }
 
@@ -171,6 +177,9 @@ impl<'a> Checker<'a> {
 
     fn declarations(&mut self) {
         let program = self.program;
+        let count = program.declarations().count();
+        self.used.reserve_exact(count);
+        self.decls.ranges.reserve_exact(count);
         for d in program.declarations() {
             let index = self.used.len();
             self.used.push((false, d));
@@ -183,7 +192,9 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let dim = if self.per_vertex(d.file) { 0 } else { d.dimension.unwrap_or(0) };
-            self.decls.ranges_mut(d.file, dim).push(Range {
+            self.decls.ranges.push(Range {
+                file: d.file,
+                dim,
                 first: d.first,
                 last: d.last,
                 decl: index,
@@ -195,10 +206,18 @@ impl<'a> Checker<'a> {
             self.semantic(d);
         }
         let processor = self.processor();
-        for ((file, dim), ranges) in self.decls.iter_mut() {
-            ranges.sort_by_key(|r| (r.first, r.decl));
+        let mut ranges = std::mem::take(&mut self.decls.ranges);
+        ranges.sort_unstable_by_key(|r| (r.file as usize, r.dim, r.first, r.decl));
+        // Each (file, dimension) group in turn.
+        let mut start = 0;
+        while let Some(head) = ranges.get(start) {
+            let (file, dim) = (head.file, head.dim);
+            let end = start + ranges[start..].iter().take_while(|r| r.file == file && r.dim == dim).count();
+            if dim == 0 {
+                self.decls.first_dimension[file as usize] = start..end;
+            }
             let mut widest: Option<Range> = None;
-            for r in ranges.iter_mut() {
+            for r in &mut ranges[start..end] {
                 if let Some(w) = widest
                     && r.first <= w.last
                 {
@@ -218,7 +237,9 @@ impl<'a> Checker<'a> {
                     r.cover_decl = w.decl;
                 }
             }
+            start = end;
         }
+        self.decls.ranges = ranges;
     }
 
     fn semantic(&mut self, d: &Declaration) {
@@ -507,7 +528,7 @@ impl<'a> Checker<'a> {
             let hit = if first <= index && index <= last {
                 Some(decl)
             } else {
-                covering_run(&self.decls.first_dimension[r.file as usize], index).map(|run| {
+                covering_run(self.decls.dim0(r.file), index).map(|run| {
                     self.last_hit[r.file as usize] = run;
                     run.2
                 })
@@ -573,7 +594,7 @@ impl<'a> Checker<'a> {
         }
         let dim = if per_vertex { 0 } else { r.dimension.map_or(0, |d| d.value as u32) };
         let index = r.index.value as u32;
-        let found = self.decls.ranges(file, dim).and_then(|ranges| covering(ranges, index));
+        let found = covering(self.decls.ranges(file, dim), index);
         match found {
             Some(decl) => self.used[decl].0 = true,
             None => {
@@ -975,7 +996,16 @@ mod tests {
         let mut ranges: Vec<Range> = declared
             .iter()
             .enumerate()
-            .map(|(decl, &(first, last))| Range { first, last, decl, span: Span::at(0), cover_last: 0, cover_decl: 0 })
+            .map(|(decl, &(first, last))| Range {
+                file: File::Temp,
+                dim: 0,
+                first,
+                last,
+                decl,
+                span: Span::at(0),
+                cover_last: 0,
+                cover_decl: 0,
+            })
             .collect();
         ranges.sort_by_key(|r| (r.first, r.decl));
         let mut widest: Option<(u32, usize)> = None;

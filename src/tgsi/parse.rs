@@ -458,6 +458,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses one statement and appends it to `statements`.
+    #[inline(always)]
     fn statement(&mut self, statements: &mut Vec<Statement>) -> PResult<()> {
         let start = self.pos;
         if self.peek().is_ascii_digit() {
