@@ -969,6 +969,24 @@ impl Parser<'_> {
     }
 }
 
+/// The unsigned number of one to five digits at `at`: its value and the position after it.
+/// `None` for no digit or six and more (left to the general path).
+#[inline(always)]
+pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
+    let w = load8(src, at);
+    let mut value = 0;
+    let mut n = 0;
+    while n < 6 {
+        let d = (w >> (8 * n)) as u8 ^ b'0';
+        if d > 9 {
+            break;
+        }
+        value = value * 10 + u32::from(d);
+        n += 1;
+    }
+    (n > 0 && n < 6).then_some((value, at + n))
+}
+
 /// `digits]` at `at` with a value that fits a register index and no `(`ArrayID after it:
 /// (value, position after `]`). At most five digits (longer runs go to the general path).
 #[inline(always)]
@@ -1051,7 +1069,7 @@ fn four_letters(a: u8, b: u8, c: u8, d: u8) -> Option<Swizzle> {
 /// the `[`. Only the files instructions name most often; `None` sends the rest to the general
 /// path. Names are matched in any case.
 #[inline(always)]
-fn fast_file(src: &[u8], at: usize) -> Option<(File, usize)> {
+pub(super) fn fast_file(src: &[u8], at: usize) -> Option<(File, usize)> {
     let w = load8(src, at);
     // The name's letters case-folded, then the `[` exactly ([`FOLD`] only turns letters into
     // upper-case letters, and zero padding never matches).

@@ -123,3 +123,39 @@ fn operand_fast_paths_agree_with_the_general_path() {
         assert_eq!(parse(&text).is_ok(), ok, "{text}");
     }
 }
+
+/// Declarations read by the fast paths (file name and `[a..b]` as Mesa prints them) give what
+/// the general path gives for the same declaration written with blanks; malformed ranges still
+/// get the general path's errors.
+#[test]
+fn declaration_fast_paths_agree_with_the_general_path() {
+    for (fast, spaced) in [
+        ("DCL TEMP[0..3], LOCAL", "DCL TEMP [ 0 .. 3 ] , LOCAL"),
+        ("DCL temp[7]", "DCL TEMP [7]"),
+        ("DCL CONST[1][0..65535]", "DCL CONST [1] [ 0..65535 ]"),
+        ("DCL IN[00012], GENERIC[3], PERSPECTIVE", "DCL IN [ 12 ], GENERIC[3], PERSPECTIVE"),
+        ("DCL SVIEW[2], 2D, FLOAT", "DCL SVIEW [2], 2D, FLOAT"),
+        ("DCL SAMP[0]", "DCL SAMP [ 0 ]"),
+        ("DCL ImAgE[0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM", "DCL IMAGE [0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM"),
+        ("DCL BUFFER[1]", "DCL BUFFER [1]"),
+    ] {
+        let mut a = parse(&format!("FRAG\n{fast}\nEND\n")).unwrap_or_else(|e| panic!("{fast}: {e:?}"));
+        let mut b = parse(&format!("FRAG\n{spaced}\nEND\n")).unwrap_or_else(|e| panic!("{spaced}: {e:?}"));
+        a.clear_spans();
+        b.clear_spans();
+        assert_eq!(a, b, "{fast}");
+    }
+    for text in [
+        "DCL TEMP[3..1]",
+        "DCL TEMP[0..65536]",
+        "DCL TEMP[65536]",
+        "DCL TEMP[123456]",
+        "DCL TEMP[0...3]",
+        "DCL TEMP[0..]",
+        "DCL TEMP[0",
+        "DCL TEMP{0]",
+        "DCL TEMPS[0]",
+    ] {
+        assert!(parse(&format!("FRAG\n{text}\nEND\n")).is_err(), "{text}");
+    }
+}
