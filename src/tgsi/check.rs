@@ -27,7 +27,7 @@
 use super::ast::*;
 use super::opcodes::{FlowRole, Opcode, OperandType, StageMask};
 use crate::diag::{Diagnostic, Span};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 /// Checks a parsed program; returns every error and warning found.
 pub fn check(program: &Program) -> Vec<Diagnostic> {
@@ -41,6 +41,7 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         reported: Default::default(),
         stale_labels: Vec::new(),
         per_vertex: File::ALL.map(|file| per_vertex(program.processor(), file)),
+        last_hit: [(1, 0, 0); File::ALL.len()],
     };
     c.declarations();
     c.properties();
@@ -55,38 +56,44 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
 /// One declared range.
 #[derive(Clone, Copy)]
 struct Range {
+    file: File,
+    /// The dimension it is looked up under (0 for per-vertex files).
+    dim: u32,
     first: u32,
     last: u32,
     /// Index of the declaration in `Checker::used`.
     decl: usize,
     span: Span,
-    /// Among this range and all before it (in sorted order), the one reaching furthest:
-    /// its `last` and declaration, so a lookup needs one binary search.
+    /// Among this range and all before it (in sorted order) of its file and dimension, the one
+    /// reaching furthest: its `last` and declaration, so a lookup needs one binary search.
     cover_last: u32,
     cover_decl: usize,
 }
 
-/// Declared ranges per (file, dimension). Dimension 0 (every register of most shaders) is a
-/// table indexed by file, read once per register operand without hashing; other dimensions
-/// (constant buffers 1 and up) are in a map.
+/// Every declared range in one list sorted by (file, dimension, first, declaration), so that
+/// a shader's declarations cost one allocation. Dimension 0 (every register of most shaders)
+/// has its part of the list per file, read once per register operand; other dimensions
+/// (constant buffers 1 and up) are found by binary search.
 #[derive(Default)]
 struct Declared {
-    first_dimension: [Vec<Range>; File::ALL.len()],
-    other: FxHashMap<(File, u32), Vec<Range>>,
+    ranges: Vec<Range>,
+    first_dimension: [std::ops::Range<usize>; File::ALL.len()],
 }
 
 impl Declared {
-    fn ranges(&self, file: File, dim: u32) -> Option<&Vec<Range>> {
-        if dim == 0 { Some(&self.first_dimension[file as usize]) } else { self.other.get(&(file, dim)) }
+    fn ranges(&self, file: File, dim: u32) -> &[Range] {
+        if dim == 0 {
+            return self.dim0(file);
+        }
+        let key = (file as usize, dim);
+        let start = self.ranges.partition_point(|r| (r.file as usize, r.dim) < key);
+        let end = start + self.ranges[start..].partition_point(|r| (r.file as usize, r.dim) == key);
+        &self.ranges[start..end]
     }
 
-    fn ranges_mut(&mut self, file: File, dim: u32) -> &mut Vec<Range> {
-        if dim == 0 { &mut self.first_dimension[file as usize] } else { self.other.entry((file, dim)).or_default() }
-    }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = ((File, u32), &mut Vec<Range>)> {
-        let first = self.first_dimension.iter_mut().enumerate().map(|(f, ranges)| ((File::ALL[f], 0), ranges));
-        first.chain(self.other.iter_mut().map(|(&key, ranges)| (key, ranges)))
+    #[inline]
+    fn dim0(&self, file: File) -> &[Range] {
+        self.ranges.get(self.first_dimension[file as usize].clone()).unwrap_or(&[])
     }
 }
 
@@ -110,6 +117,10 @@ struct Checker<'a> {
     stale_labels: Vec<(Span, u32, String, String)>,
     /// [`per_vertex`] of each file for this program's processor (read for every operand).
     per_vertex: [bool; File::ALL.len()],
+    /// Per file, the last run of dimension-0 registers [`covering_run`] found: (first, last,
+    /// declaration); operands mostly name the registers of the previous ones, so most lookups
+    /// end here. Empty (first > last) before the first.
+    last_hit: [(u32, u32, usize); File::ALL.len()],
 }
 
 /// Files whose first bracket is a vertex index rather than a declared dimension.
@@ -166,6 +177,9 @@ impl<'a> Checker<'a> {
 
     fn declarations(&mut self) {
         let program = self.program;
+        let count = program.declarations().count();
+        self.used.reserve_exact(count);
+        self.decls.ranges.reserve_exact(count);
         for d in program.declarations() {
             let index = self.used.len();
             self.used.push((false, d));
@@ -178,7 +192,9 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let dim = if self.per_vertex(d.file) { 0 } else { d.dimension.unwrap_or(0) };
-            self.decls.ranges_mut(d.file, dim).push(Range {
+            self.decls.ranges.push(Range {
+                file: d.file,
+                dim,
                 first: d.first,
                 last: d.last,
                 decl: index,
@@ -190,10 +206,18 @@ impl<'a> Checker<'a> {
             self.semantic(d);
         }
         let processor = self.processor();
-        for ((file, dim), ranges) in self.decls.iter_mut() {
-            ranges.sort_by_key(|r| (r.first, r.decl));
+        let mut ranges = std::mem::take(&mut self.decls.ranges);
+        ranges.sort_unstable_by_key(|r| (r.file as usize, r.dim, r.first, r.decl));
+        // Each (file, dimension) group in turn.
+        let mut start = 0;
+        while let Some(head) = ranges.get(start) {
+            let (file, dim) = (head.file, head.dim);
+            let end = start + ranges[start..].iter().take_while(|r| r.file == file && r.dim == dim).count();
+            if dim == 0 {
+                self.decls.first_dimension[file as usize] = start..end;
+            }
             let mut widest: Option<Range> = None;
-            for r in ranges.iter_mut() {
+            for r in &mut ranges[start..end] {
                 if let Some(w) = widest
                     && r.first <= w.last
                 {
@@ -213,7 +237,9 @@ impl<'a> Checker<'a> {
                     r.cover_decl = w.decl;
                 }
             }
+            start = end;
         }
+        self.decls.ranges = ranges;
     }
 
     fn semantic(&mut self, d: &Declaration) {
@@ -389,7 +415,9 @@ impl<'a> Checker<'a> {
             for (i, s) in inst.src.iter().enumerate() {
                 self.use_register(&s.register, s.span, imm_count, gs_vertices);
                 let ty = info.src_types.get(i).copied();
-                self.operand_kind(inst, s, ty);
+                if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res)) {
+                    self.operand_kind(inst, s, ty);
+                }
                 if matches!(ty, Some(OperandType::D | OperandType::I64 | OperandType::U64)) {
                     // The first pair is always read; the second only when a 64-bit result is
                     // written to zw too (Mesa fills unread channels, e.g. `.xyyy`).
@@ -485,7 +513,35 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Marks the declaration of `r` used, or reports it.
+    #[inline(always)]
     fn use_register(&mut self, r: &Register, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
+        // The common case inline: a direct register of dimension 0 (written `FILE[n]` or
+        // `FILE[0][n]`) that a declaration covers. Everything else, and every report, is
+        // [`Self::use_register_general`]'s (which gives the same answer for this case).
+        if r.index.indirect.is_none()
+            && !matches!(r.file, File::Null | File::LegacyLoop)
+            && r.dimension.is_none_or(|d| d.value == 0 && d.indirect.is_none() && !self.per_vertex(r.file))
+        {
+            let index = r.index.value as u32;
+            let (first, last, decl) = self.last_hit[r.file as usize];
+            let hit = if first <= index && index <= last {
+                Some(decl)
+            } else {
+                covering_run(self.decls.dim0(r.file), index).map(|run| {
+                    self.last_hit[r.file as usize] = run;
+                    run.2
+                })
+            };
+            if let Some(used) = hit.and_then(|decl| self.used.get_mut(decl)) {
+                used.0 = true;
+                return;
+            }
+        }
+        self.use_register_general(r, span, imm_count, gs_vertices);
+    }
+
+    fn use_register_general(&mut self, r: &Register, span: Span, imm_count: i64, gs_vertices: Option<u32>) {
         let file = r.file;
         if matches!(file, File::Null | File::LegacyLoop) {
             return;
@@ -538,11 +594,7 @@ impl<'a> Checker<'a> {
         }
         let dim = if per_vertex { 0 } else { r.dimension.map_or(0, |d| d.value as u32) };
         let index = r.index.value as u32;
-        let found = self.decls.ranges(file, dim).and_then(|ranges| {
-            let upto = ranges.partition_point(|x| x.first <= index);
-            let candidate = ranges.get(upto.checked_sub(1)?)?;
-            (candidate.cover_last >= index).then_some(candidate.cover_decl)
-        });
+        let found = covering(self.decls.ranges(file, dim), index);
         match found {
             Some(decl) => self.used[decl].0 = true,
             None => {
@@ -892,6 +944,29 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// The declaration (index in `Checker::used`) covering register `index`, given the declared
+/// ranges of its file and dimension.
+fn covering(ranges: &[Range], index: u32) -> Option<usize> {
+    let upto = ranges.partition_point(|x| x.first <= index);
+    let candidate = ranges.get(upto.checked_sub(1)?)?;
+    (candidate.cover_last >= index).then_some(candidate.cover_decl)
+}
+
+/// [`covering`], with the run of registers around `index` that get the same answer:
+/// (first, last, declaration).
+#[inline]
+fn covering_run(ranges: &[Range], index: u32) -> Option<(u32, u32, usize)> {
+    let upto = ranges.partition_point(|x| x.first <= index);
+    let candidate = ranges.get(upto.checked_sub(1)?)?;
+    if candidate.cover_last < index {
+        return None;
+    }
+    // Every register from the candidate's first up to the next range's first has the same
+    // candidate, and is covered up to its `cover_last`.
+    let before_next = ranges.get(upto).map_or(u32::MAX, |next| next.first - 1);
+    Some((candidate.first, before_next.min(candidate.cover_last), candidate.cover_decl))
+}
+
 /// Whether `[first, last]` meets one of the sorted, disjoint `ranges`.
 fn overlaps(ranges: &[(u32, u32)], first: u32, last: u32) -> bool {
     let i = ranges.partition_point(|r| r.1 < first);
@@ -905,5 +980,56 @@ fn register_name(file: File, dim: u32, index: u32, per_vertex: bool) -> String {
         format!("{}[{dim}][{index}]", file.name())
     } else {
         format!("{}[{index}]", file.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every register of the run `covering_run` returns has the lookup of the register asked
+    /// for, so the checker's cache of the last run answers as a fresh lookup would.
+    #[test]
+    fn covering_runs_agree_with_lookups() {
+        // Overlapping, nested and repeated ranges (declared twice: errors, but still looked up).
+        let declared = [(0, 3), (2, 2), (5, 9), (6, 20), (7, 7), (30, 30), (31, 40), (31, 31), (45, 45)];
+        let mut ranges: Vec<Range> = declared
+            .iter()
+            .enumerate()
+            .map(|(decl, &(first, last))| Range {
+                file: File::Temp,
+                dim: 0,
+                first,
+                last,
+                decl,
+                span: Span::at(0),
+                cover_last: 0,
+                cover_decl: 0,
+            })
+            .collect();
+        ranges.sort_by_key(|r| (r.first, r.decl));
+        let mut widest: Option<(u32, usize)> = None;
+        for r in &mut ranges {
+            if widest.is_none_or(|(last, _)| r.last > last) {
+                widest = Some((r.last, r.decl));
+            }
+            (r.cover_last, r.cover_decl) = widest.unwrap_or_default();
+        }
+        let mut runs = 0;
+        for index in 0..50 {
+            let expected = covering(&ranges, index);
+            match covering_run(&ranges, index) {
+                Some((first, last, decl)) => {
+                    assert!(first <= index && index <= last, "{index}: {first}..{last}");
+                    assert_eq!(Some(decl), expected, "{index}");
+                    for other in first..=last {
+                        assert_eq!(covering(&ranges, other), Some(decl), "{index}: {other}");
+                    }
+                    runs += 1;
+                }
+                None => assert_eq!(expected, None, "{index}"),
+            }
+        }
+        assert_eq!(runs, 4 + 16 + 1 + 10 + 1);
     }
 }

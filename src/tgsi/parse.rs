@@ -8,6 +8,10 @@
 //! * a hand-driven cursor over the bytes; token-level pieces (digit and identifier runs) use
 //!   nom's byte combinators; keywords are upper-cased into a stack buffer and matched against
 //!   fixed tables, so parsing allocates only for the tree itself;
+//! * what Mesa prints (register names, indices, opcode mnemonics, statement keywords) is read by
+//!   fast paths that compare whole little-endian words ([`load8`], case-folded with [`FOLD`])
+//!   instead of bytes; anything else, and every error, goes to the general path, so both give
+//!   the same tree and the same diagnostics;
 //! * statements are dispatched in Mesa's order: numeric label, `DCL`, `IMM`, `PROPERTY`,
 //!   opcode;
 //! * an error ends the statement; the parser records it, skips to the next line and goes on,
@@ -44,8 +48,6 @@ pub(super) struct Parser<'a> {
     /// legacy opcode 79).
     loops: Vec<bool>,
     diags: Vec<Diagnostic>,
-    /// The statements parsed so far.
-    statements: Vec<Statement>,
 }
 
 pub(super) fn is_ws(c: u8) -> bool {
@@ -77,6 +79,65 @@ pub(super) fn upper<'b>(word: &[u8], buf: &'b mut [u8; 64]) -> Option<&'b [u8]> 
         *d = s.to_ascii_uppercase();
     }
     Some(dst)
+}
+
+/// The eight bytes at `at` as a little-endian word (byte `at` lowest), zero-padded past the end
+/// of `src`. The scanners compare keywords and read digits in this word instead of byte by
+/// byte with a bounds check each; a zero byte is never part of a token, so the padding cannot
+/// complete one.
+#[inline(always)]
+pub(super) fn load8(src: &[u8], at: usize) -> u64 {
+    match src.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(&bytes) => u64::from_le_bytes(bytes),
+        None => load8_tail(src, at),
+    }
+}
+
+#[cold]
+fn load8_tail(src: &[u8], at: usize) -> u64 {
+    src.get(at..).unwrap_or(&[]).iter().take(8).rev().fold(0, |w, &c| (w << 8) | u64::from(c))
+}
+
+/// The low `n` bytes of a word set (`n` ≤ 8).
+#[inline(always)]
+pub(super) fn low_bytes(n: usize) -> u64 {
+    if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 }
+}
+
+/// Clears bit 5 of every byte: folds ASCII letters to upper case. On identifier bytes
+/// (`[A-Za-z0-9_]`) it is one-to-one up to letter case (digits become 0x10–0x19, `_` stays),
+/// so folded identifiers compare equal exactly when they are equal ignoring case.
+pub(super) const FOLD: u64 = 0xdfdf_dfdf_dfdf_dfdf;
+
+/// `name` (at most eight bytes) as [`load8`] reads it.
+pub(super) const fn pack(name: &[u8]) -> u64 {
+    let mut word = 0;
+    let mut i = 0;
+    while i < name.len() {
+        word |= (name[i] as u64) << (8 * i);
+        i += 1;
+    }
+    word
+}
+
+/// The keywords that start a statement other than an instruction.
+#[derive(Clone, Copy)]
+enum Keyword {
+    Dcl,
+    Imm,
+    Property,
+}
+
+/// The statement keyword (any case) that the identifier of `len` bytes at `at` is, if any.
+#[inline(always)]
+fn statement_keyword(src: &[u8], at: usize, len: usize) -> Option<Keyword> {
+    let word = load8(src, at) & FOLD & low_bytes(len);
+    match len {
+        3 if word == pack(b"DCL") => Some(Keyword::Dcl),
+        3 if word == pack(b"IMM") => Some(Keyword::Imm),
+        8 if word == pack(b"PROPERTY") => Some(Keyword::Property),
+        _ => None,
+    }
 }
 
 /// The number of LF bytes: per chunk of at most 255 bytes, a byte-wide sum, which the compiler
@@ -115,7 +176,6 @@ impl<'a> Parser<'a> {
             immediates: 0,
             loops: Vec::new(),
             diags: Vec::new(),
-            statements: Vec::new(),
         }
     }
 
@@ -153,7 +213,7 @@ impl<'a> Parser<'a> {
             _ => 0,
         };
         // One statement per line is typical; counting lines is much cheaper than regrowing.
-        self.statements = Vec::with_capacity(count_lines(self.src) + 1);
+        let mut statements = Vec::with_capacity(count_lines(self.src) + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();
@@ -173,7 +233,7 @@ impl<'a> Parser<'a> {
             }
             let start = self.pos;
             let result = if separated {
-                self.statement()
+                self.statement(&mut statements)
             } else {
                 Err(self
                     .error_here(
@@ -201,7 +261,7 @@ impl<'a> Parser<'a> {
         if self.diags.iter().any(Diagnostic::is_error) {
             return Err(Diagnostics(self.diags));
         }
-        Ok(Program { header, statements: self.statements })
+        Ok(Program { header, statements })
     }
 
     fn error_count(&self) -> usize {
@@ -397,12 +457,15 @@ impl<'a> Parser<'a> {
         Err(d.into())
     }
 
-    /// Parses one statement and appends it to `self.statements`.
-    fn statement(&mut self) -> PResult<()> {
+    /// Parses one statement and appends it to `statements`.
+    #[inline(always)]
+    fn statement(&mut self, statements: &mut Vec<Statement>) -> PResult<()> {
         let start = self.pos;
         if self.peek().is_ascii_digit() {
-            // `N:` instruction label: parsed and dropped (the printer renumbers).
-            self.uint("an instruction label")?;
+            // `N:` instruction label: skipped (the printer renumbers).
+            while self.peek().is_ascii_digit() {
+                self.pos += 1;
+            }
             self.skip_ws();
             if self.peek() != b':' {
                 return Err(self
@@ -415,40 +478,42 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_ws();
-            let mut buf = [0u8; 64];
             let word = if matches!(self.peek() | 0x20, b'd' | b'i' | b'p') { self.word_at(self.pos) } else { &[] };
             let span = Span::new(self.pos, self.pos + word.len());
-            if let Some(kw @ (b"DCL" | b"IMM" | b"PROPERTY")) = upper(word, &mut buf) {
-                let kw = String::from_utf8_lossy(kw).into_owned();
+            if let Some(kw) = statement_keyword(self.src, self.pos, word.len()) {
+                let kw = match kw {
+                    Keyword::Dcl => "DCL",
+                    Keyword::Imm => "IMM",
+                    Keyword::Property => "PROPERTY",
+                };
                 return Err(Diagnostic::error("E0003", span, format!("`{kw}` cannot have an instruction label"))
                     .with_label("only instructions are numbered")
                     .with_help("remove the `N:` in front")
                     .into());
             }
-            return self.instruction(start);
+            return self.instruction(start, statements);
         }
         let word = self.word_at(self.pos);
-        let mut buf = [0u8; 64];
-        match upper(word, &mut buf) {
-            Some(b"DCL") => {
+        match statement_keyword(self.src, self.pos, word.len()) {
+            Some(Keyword::Dcl) => {
                 self.pos += 3;
                 let d = self.declaration(start)?;
-                self.statements.push(Statement::Declaration(d));
+                statements.push(Statement::Declaration(d));
                 Ok(())
             }
-            Some(b"IMM") => {
+            Some(Keyword::Imm) => {
                 self.pos += 3;
                 let i = self.immediate(start)?;
-                self.statements.push(Statement::Immediate(i));
+                statements.push(Statement::Immediate(i));
                 Ok(())
             }
-            Some(b"PROPERTY") => {
+            Some(Keyword::Property) => {
                 self.pos += 8;
                 let p = self.property(start)?;
-                self.statements.push(Statement::Property(p));
+                statements.push(Statement::Property(p));
                 Ok(())
             }
-            _ => self.instruction(start),
+            _ => self.instruction(start, statements),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Declarations, immediates and properties.
 
-use super::inst::unknown_target;
+use super::inst::{fast_digits, fast_file, unknown_target};
 use super::{Field, PResult, Parser, describe, is_ident, names, num, out_of_range, upper};
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
@@ -46,9 +46,17 @@ struct Range {
 impl Parser<'_> {
     pub(super) fn declaration(&mut self, start: usize) -> PResult<Declaration> {
         self.require_ws("`DCL`")?;
+        // The common files written as Mesa does, `FILE[`, without upper-casing the name.
+        let fast = fast_file(self.src, self.pos);
         let mut buf = [0u8; 64];
-        let (w, span) = self.keyword(&mut buf);
-        let Some(file) = names::file(w) else {
+        let (w, span) = match fast {
+            Some((_, bracket)) => (&[][..], Span::new(self.pos, bracket)),
+            None => self.keyword(&mut buf),
+        };
+        if let Some((_, bracket)) = fast {
+            self.pos = bracket;
+        }
+        let Some(file) = fast.map(|(file, _)| file).or_else(|| names::file(w)) else {
             let text = String::from_utf8_lossy(&self.src[span.range()]).into_owned();
             let mut d = Diagnostic::error(
                 "E0004",
@@ -146,6 +154,27 @@ impl Parser<'_> {
     /// After `[`: `a`, `a..b` or nothing, then `]`.
     fn dcl_range(&mut self, lenient_empty: bool) -> PResult<Range> {
         let start = self.pos - 1;
+        // What Mesa prints: `a]` or `a..b]` without blanks, in range and in order.
+        if let Some((first, after)) = fast_digits(self.src, self.pos)
+            && first <= Field::U16.max() as u32
+        {
+            let (last, end) = match self.src.get(after..after + 2) {
+                Some([b']', _]) => (Some(first), after + 1),
+                Some(b"..") => match fast_digits(self.src, after + 2) {
+                    Some((last, at)) if self.src.get(at) == Some(&b']') => (Some(last), at + 1),
+                    _ => (None, 0),
+                },
+                _ if self.src.get(after) == Some(&b']') => (Some(first), after + 1),
+                _ => (None, 0),
+            };
+            if let Some(last) = last
+                && first <= last
+                && last <= Field::U16.max() as u32
+            {
+                self.pos = end;
+                return Ok(Range { first, last, span: Span::new(start, end), empty: false });
+            }
+        }
         self.skip_ws();
         if self.peek() == b']' {
             self.pos += 1;

@@ -1,6 +1,8 @@
 //! Instructions and their operands.
 
-use super::{Field, PResult, Parser, describe, is_ident, is_ws, names, out_of_range, upper};
+use super::{
+    FOLD, Field, PResult, Parser, describe, is_ident, is_ws, load8, low_bytes, names, out_of_range, pack, upper,
+};
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
 use crate::tgsi::opcodes::{self, FlowRole, Opcode, Status};
@@ -33,8 +35,8 @@ struct SwizzleGroup {
 }
 
 impl Parser<'_> {
-    /// Parses an instruction and appends it to the statements.
-    pub(super) fn instruction(&mut self, start: usize) -> PResult<()> {
+    /// Parses an instruction and appends it to `statements`.
+    pub(super) fn instruction(&mut self, start: usize, statements: &mut Vec<Statement>) -> PResult<()> {
         let predicate = if self.peek() == b'(' { Some(self.predicate()?) } else { None };
         let (opcode, saturate, precise, opcode_span) = self.opcode()?;
         let info = opcode.info();
@@ -55,6 +57,18 @@ impl Parser<'_> {
             ns = 0;
         }
         let total = nd + ns + usize::from(info.has_texture_target);
+        if total > 0 {
+            if !is_ws(self.peek()) {
+                return Err(self
+                    .error_here(
+                        "E0002",
+                        format!("expected white space after `{}`, found {}", info.name, describe(self.src, self.pos)),
+                    )
+                    .with_label("expected white space before the first operand")
+                    .into());
+            }
+            self.skip_ws();
+        }
         let mut inst = Instruction {
             opcode,
             saturate,
@@ -69,18 +83,6 @@ impl Parser<'_> {
             span: Span::default(),
             opcode_span,
         };
-        if total > 0 {
-            if !is_ws(self.peek()) {
-                return Err(self
-                    .error_here(
-                        "E0002",
-                        format!("expected white space after `{}`, found {}", info.name, describe(self.src, self.pos)),
-                    )
-                    .with_label("expected white space before the first operand")
-                    .into());
-            }
-            self.skip_ws();
-        }
         let mut last_end = self.pos;
         for i in 0..total {
             if i > 0 {
@@ -88,18 +90,22 @@ impl Parser<'_> {
             }
             // Operands Mesa prints are read by the fast paths; anything else (and every error)
             // by the general ones.
+            // Each path pushes its own operand: a value that may come from either would be
+            // assembled in memory and copied again (an operand is 56–72 bytes).
             if i < nd {
-                let operand = match self.fast_dst_operand() {
-                    Some(operand) => operand,
-                    None => self.dst_operand()?,
-                };
-                inst.dst.push(operand);
+                if let Some(operand) = self.fast_dst_operand() {
+                    inst.dst.push(operand);
+                } else {
+                    let operand = self.dst_operand()?;
+                    inst.dst.push(operand);
+                }
             } else if i < nd + ns {
-                let operand = match self.fast_src_operand() {
-                    Some(operand) => operand,
-                    None => self.src_operand()?,
-                };
-                inst.src.push(operand);
+                if let Some(operand) = self.fast_src_operand() {
+                    inst.src.push(operand);
+                } else {
+                    let operand = self.src_operand()?;
+                    inst.src.push(operand);
+                }
             } else {
                 inst.texture_target = Some(self.texture_target()?);
             }
@@ -114,7 +120,7 @@ impl Parser<'_> {
         self.trailing_items(&mut inst, last_end)?;
         inst.span = Span::new(start, self.pos);
         self.end_of_statement("instruction", opcode)?;
-        self.statements.push(Statement::Instruction(inst));
+        statements.push(Statement::Instruction(inst));
         Ok(())
     }
 
@@ -139,6 +145,11 @@ impl Parser<'_> {
     }
 
     fn operand_comma(&mut self, last_end: usize, opcode: Opcode, index: usize) -> PResult<()> {
+        // What Mesa prints: `, ` and the next operand.
+        if self.src.get(self.pos..self.pos + 2) == Some(b", ") && !is_ws(self.peek_at(2)) {
+            self.pos += 2;
+            return Ok(());
+        }
         self.skip_ws();
         if self.peek() == b',' {
             self.pos += 1;
@@ -180,7 +191,9 @@ impl Parser<'_> {
             }
             Box::new(d)
         };
-        if let Some(op) = names::opcode(word) {
+        // The key is read from the text (the word is usually followed by enough bytes for
+        // whole-word loads).
+        if let Some(op) = names::key_at(self.src, span.start as usize, word.len()).and_then(names::opcode_by_key) {
             return Ok((op, Saturate::None, false, span));
         }
         let mut buf = [0u8; 64];
@@ -956,28 +969,49 @@ impl Parser<'_> {
     }
 }
 
+/// The unsigned number of one to five digits at `at`: its value and the position after it.
+/// `None` for no digit or six and more (left to the general path).
+#[inline(always)]
+pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
+    let w = load8(src, at);
+    let mut value = 0;
+    let mut n = 0;
+    while n < 6 {
+        let d = (w >> (8 * n)) as u8 ^ b'0';
+        if d > 9 {
+            break;
+        }
+        value = value * 10 + u32::from(d);
+        n += 1;
+    }
+    (n > 0 && n < 6).then_some((value, at + n))
+}
+
 /// `digits]` at `at` with a value that fits a register index and no `(`ArrayID after it:
-/// (value, position after `]`).
-#[inline]
+/// (value, position after `]`). At most five digits (longer runs go to the general path).
+#[inline(always)]
 fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
+    let w = load8(src, at);
     let mut value: i32 = 0;
-    let mut i = at;
-    loop {
-        let c = *src.get(i)?;
-        let d = c.wrapping_sub(b'0');
+    let mut n = 0;
+    while n < 6 {
+        let d = (w >> (8 * n)) as u8 ^ b'0';
         if d > 9 {
             break;
         }
         value = value * 10 + i32::from(d);
-        if value > i32::from(i16::MAX) {
-            return None;
-        }
-        i += 1;
+        n += 1;
     }
-    if i == at || src[i] != b']' || src.get(i + 1) == Some(&b'(') {
+    // n <= 5 here, so the `]` and the byte after it are inside `w`.
+    if n == 0
+        || n == 6
+        || value > i32::from(i16::MAX)
+        || (w >> (8 * n)) as u8 != b']'
+        || (w >> (8 * (n + 1))) as u8 == b'('
+    {
         return None;
     }
-    Some((value, i + 1))
+    Some((value, at + n + 1))
 }
 
 /// A valid write mask at the start of `text` (letters in order, then a byte that cannot
@@ -1035,29 +1069,31 @@ fn four_letters(a: u8, b: u8, c: u8, d: u8) -> Option<Swizzle> {
 /// the `[`. Only the files instructions name most often; `None` sends the rest to the general
 /// path. Names are matched in any case.
 #[inline(always)]
-fn fast_file(src: &[u8], at: usize) -> Option<(File, usize)> {
-    // Upper-cases letters; keeps `[` (0x5B, bit 5 clear) and turns no other byte into a letter
-    // or `[` that was not one (bytes compared against letters below are letters themselves).
-    let is = |name: &[u8]| {
-        src.get(at..at + name.len() + 1).is_some_and(|w| {
-            w[name.len()] == b'[' && w.iter().zip(name).all(|(&c, &n)| c & !0x20 == n && c.is_ascii_alphabetic())
-        })
-    };
-    let (file, len) = match *src.get(at)? & !0x20 {
-        b'T' if is(b"TEMP") => (File::Temp, 4),
-        b'I' if is(b"IN") => (File::Input, 2),
-        b'I' if is(b"IMM") => (File::Immediate, 3),
-        b'I' if is(b"IMAGE") => (File::Image, 5),
-        b'O' if is(b"OUT") => (File::Output, 3),
-        b'C' if is(b"CONST") => (File::Const, 5),
-        b'S' if is(b"SAMP") => (File::Sampler, 4),
-        b'S' if is(b"SV") => (File::SystemValue, 2),
-        b'S' if is(b"SVIEW") => (File::SamplerView, 5),
-        b'A' if is(b"ADDR") => (File::Address, 4),
-        b'B' if is(b"BUFFER") => (File::Buffer, 6),
+pub(super) fn fast_file(src: &[u8], at: usize) -> Option<(File, usize)> {
+    let w = load8(src, at);
+    // The name's letters case-folded, then the `[` exactly ([`FOLD`] only turns letters into
+    // upper-case letters, and zero padding never matches).
+    let is = |key: u64, len: usize| w & (FOLD & low_bytes(len) | 0xff << (8 * len)) == key;
+    let (file, len) = match w as u8 & !0x20 {
+        b'T' if is(name_key(b"TEMP"), 4) => (File::Temp, 4),
+        b'I' if is(name_key(b"IN"), 2) => (File::Input, 2),
+        b'I' if is(name_key(b"IMM"), 3) => (File::Immediate, 3),
+        b'I' if is(name_key(b"IMAGE"), 5) => (File::Image, 5),
+        b'O' if is(name_key(b"OUT"), 3) => (File::Output, 3),
+        b'C' if is(name_key(b"CONST"), 5) => (File::Const, 5),
+        b'S' if is(name_key(b"SAMP"), 4) => (File::Sampler, 4),
+        b'S' if is(name_key(b"SV"), 2) => (File::SystemValue, 2),
+        b'S' if is(name_key(b"SVIEW"), 5) => (File::SamplerView, 5),
+        b'A' if is(name_key(b"ADDR"), 4) => (File::Address, 4),
+        b'B' if is(name_key(b"BUFFER"), 6) => (File::Buffer, 6),
         _ => return None,
     };
     Some((file, at + len))
+}
+
+/// An upper-case file name followed by `[`, as [`load8`] reads it.
+const fn name_key(name: &[u8]) -> u64 {
+    pack(name) | (b'[' as u64) << (8 * name.len())
 }
 
 fn is_swizzle_letter(c: u8) -> bool {

@@ -234,23 +234,29 @@ pub fn closest<'n>(word: &str, names: impl Iterator<Item = &'n str>) -> Option<&
         .map(|(_, n)| n)
 }
 
-/// An opcode mnemonic as a hash key: up to 16 upper-cased bytes, zero-padded, as two words.
+/// An opcode mnemonic as a hash key: up to 16 bytes, case-folded with [`super::FOLD`] and
+/// zero-padded, as two words. `w` must be an identifier run (`[A-Za-z0-9_]*`), on which the fold
+/// is one-to-one up to letter case.
 #[inline]
 pub fn opcode_key(w: &[u8]) -> Option<[u64; 2]> {
-    if w.is_empty() || w.len() > 16 {
+    key_at(w, 0, w.len())
+}
+
+/// [`opcode_key`] of the `len` bytes at `at` in `src`, read as two words instead of byte by byte.
+#[inline(always)]
+pub fn key_at(src: &[u8], at: usize, len: usize) -> Option<[u64; 2]> {
+    use super::{FOLD, load8, low_bytes};
+    if len == 0 || len > 16 {
         return None;
     }
-    let mut bytes = [0u8; 16];
-    for (d, s) in bytes.iter_mut().zip(w) {
-        *d = s.to_ascii_uppercase();
-    }
-    let lo = u64::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]]);
-    let hi = u64::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]]);
+    let lo = load8(src, at) & low_bytes(len) & FOLD;
+    let hi = if len > 8 { load8(src, at + 8) & low_bytes(len - 8) & FOLD } else { 0 };
     Some([lo, hi])
 }
 
 /// Opcode lookup by mnemonic (any case) through a hash table built on first use. Returns the
-/// current opcode for `LOAD` and `ENDLOOP`, like [`crate::tgsi::opcodes::by_name`].
+/// current opcode for `LOAD` and `ENDLOOP`, like [`crate::tgsi::opcodes::by_name`]. `w` is an
+/// identifier run ([`opcode_key`]).
 #[inline]
 pub fn opcode(w: &[u8]) -> Option<crate::tgsi::opcodes::Opcode> {
     opcode_by_key(opcode_key(w)?)

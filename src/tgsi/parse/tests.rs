@@ -16,6 +16,19 @@ fn hashed_opcode_lookup_agrees_with_the_table() {
 }
 
 #[test]
+fn word_loads_pad_with_zeros() {
+    let text = b"0123456789";
+    assert_eq!(load8(text, 0), u64::from_le_bytes(*b"01234567"));
+    assert_eq!(load8(text, 4), u64::from_le_bytes(*b"456789\0\0"));
+    assert_eq!(load8(text, 9), u64::from(b'9'));
+    assert_eq!(load8(text, 10), 0);
+    assert_eq!(load8(text, usize::MAX), 0);
+    assert_eq!(low_bytes(0), 0);
+    assert_eq!(low_bytes(3), 0xff_ffff);
+    assert_eq!(low_bytes(8), u64::MAX);
+}
+
+#[test]
 fn line_count() {
     for text in ["", "\n", "a\nb\n", "0123456\n\n\n0123456789abcdef\n\nx", "\n\n\n\n\n\n\n\n\n"] {
         assert_eq!(count_lines(text.as_bytes()), text.matches('\n').count(), "{text:?}");
@@ -60,6 +73,14 @@ fn operand_fast_paths_agree_with_the_general_path() {
         "SAMP[0]",
         "-TEMP[2]",
         "|TEMP[3]|",
+        "temp[00012].xyzw",
+        "Const[0][32767].xxxx",
+        "ImAgE[0]",
+        "sview[1]",
+        "ADDR[0].xxxx",
+        "BUFFER[3]",
+        "in[000001]",
+        "TEMP[1](2).xxxx",
     ];
     let masks = [".x", ".xz", ".yzw", ".xyzw", ".W", ""];
     for source in sources {
@@ -86,8 +107,55 @@ fn operand_fast_paths_agree_with_the_general_path() {
         ("MOV OUT[0].yx, TEMP[0].xyzw", false),
         ("MOV OUT[0], TEMP[0].xyzwx", false),
         ("MOV OUT[0], |TEMP[0].xyzw", false),
+        ("MOV OUT[0], TEMP{0].xyzw", false),
+        ("MOV OUT[0], TEMP[0}.xyzw", false),
+        ("MOV OUT[0], TEMP[32768].xyzw", false),
+        ("MOV OUT[0], TEMP[99999999999].xyzw", false),
+        ("MOV OUT[0], TEMP[].xyzw", false),
+        ("MOV OUT[0], TEMP[0", false),
+        ("MOV OUT[0], TEMP", false),
+        ("MOV OUT[0], TEMQ[0]", false),
+        ("MOV OUT[0], TE[0]", false),
+        ("MOV OUT[0], TEMPS[0]", false),
+        ("mov out[0], temp[0]", true),
     ] {
         let text = format!("FRAG\n{text}\nEND\n");
         assert_eq!(parse(&text).is_ok(), ok, "{text}");
+    }
+}
+
+/// Declarations read by the fast paths (file name and `[a..b]` as Mesa prints them) give what
+/// the general path gives for the same declaration written with blanks; malformed ranges still
+/// get the general path's errors.
+#[test]
+fn declaration_fast_paths_agree_with_the_general_path() {
+    for (fast, spaced) in [
+        ("DCL TEMP[0..3], LOCAL", "DCL TEMP [ 0 .. 3 ] , LOCAL"),
+        ("DCL temp[7]", "DCL TEMP [7]"),
+        ("DCL CONST[1][0..65535]", "DCL CONST [1] [ 0..65535 ]"),
+        ("DCL IN[00012], GENERIC[3], PERSPECTIVE", "DCL IN [ 12 ], GENERIC[3], PERSPECTIVE"),
+        ("DCL SVIEW[2], 2D, FLOAT", "DCL SVIEW [2], 2D, FLOAT"),
+        ("DCL SAMP[0]", "DCL SAMP [ 0 ]"),
+        ("DCL ImAgE[0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM", "DCL IMAGE [0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM"),
+        ("DCL BUFFER[1]", "DCL BUFFER [1]"),
+    ] {
+        let mut a = parse(&format!("FRAG\n{fast}\nEND\n")).unwrap_or_else(|e| panic!("{fast}: {e:?}"));
+        let mut b = parse(&format!("FRAG\n{spaced}\nEND\n")).unwrap_or_else(|e| panic!("{spaced}: {e:?}"));
+        a.clear_spans();
+        b.clear_spans();
+        assert_eq!(a, b, "{fast}");
+    }
+    for text in [
+        "DCL TEMP[3..1]",
+        "DCL TEMP[0..65536]",
+        "DCL TEMP[65536]",
+        "DCL TEMP[123456]",
+        "DCL TEMP[0...3]",
+        "DCL TEMP[0..]",
+        "DCL TEMP[0",
+        "DCL TEMP{0]",
+        "DCL TEMPS[0]",
+    ] {
+        assert!(parse(&format!("FRAG\n{text}\nEND\n")).is_err(), "{text}");
     }
 }
