@@ -991,27 +991,12 @@ pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
 /// (value, position after `]`). At most five digits (longer runs go to the general path).
 #[inline(always)]
 fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
-    let w = load8(src, at);
-    let mut value: i32 = 0;
-    let mut n = 0;
-    while n < 6 {
-        let d = (w >> (8 * n)) as u8 ^ b'0';
-        if d > 9 {
-            break;
-        }
-        value = value * 10 + i32::from(d);
-        n += 1;
-    }
-    // n <= 5 here, so the `]` and the byte after it are inside `w`.
-    if n == 0
-        || n == 6
-        || value > i32::from(i16::MAX)
-        || (w >> (8 * n)) as u8 != b']'
-        || (w >> (8 * (n + 1))) as u8 == b'('
-    {
+    let (value, end) = fast_digits(src, at)?;
+    let after = load8(src, end);
+    if value > i16::MAX as u32 || after as u8 != b']' || (after >> 8) as u8 == b'(' {
         return None;
     }
-    Some((value, at + n + 1))
+    Some((value as i32, end + 1))
 }
 
 /// A valid write mask at the start of `text` (letters in order, then a byte that cannot
