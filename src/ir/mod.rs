@@ -815,6 +815,13 @@ impl Shader {
         rewrite_inst(&mut self.insts[id.index()], &mut self.pool, &map);
     }
 
+    /// [`Shader::rewrite_inst_uses`] without the φ and parallel-copy arguments (for a walk that
+    /// renames those once every definition has been seen).
+    #[inline]
+    pub fn rewrite_operand_reads(&mut self, id: InstId, map: impl Fn(Value) -> Option<Operand>) {
+        rewrite_operand_reads(&mut self.insts[id.index()], &mut self.pool, &map);
+    }
+
     /// Renumbers the blocks so that they appear in `order` (blocks missing from it follow in
     /// their old order; repeated entries count once). Block 0 must stay first.
     pub fn reorder_blocks(&mut self, order: &[Block]) {
@@ -857,31 +864,48 @@ fn rewrite_inst(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Value) -> Opt
     if inst.dead {
         return;
     }
-    let mut list = |l: ValueList| {
-        if !l.is_empty() {
-            for v in &mut pool[l.start as usize..(l.start + l.len) as usize] {
-                *v = rewrite_value(*v, map);
-            }
-        }
-    };
+    rewrite_operand_reads(inst, pool, map);
+    rewrite_list(inst.args, pool, map);
+}
+
+/// The reads of `inst` other than its φ or parallel-copy arguments: sources and read staging
+/// operands.
+#[inline]
+fn rewrite_operand_reads(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Value) -> Option<Operand>) {
     // The used sources are the first slots, up to the first unused one (verified; instructions
     // without sources leave every slot unused).
     for src in &mut inst.srcs {
-        if src.operand == Operand::None {
-            break;
+        match &mut src.operand {
+            Operand::Value(v) => {
+                if let Some(op) = map(*v) {
+                    src.operand = op;
+                }
+            }
+            Operand::Pair(lo, hi) => {
+                *lo = rewrite_value(*lo, map);
+                *hi = rewrite_value(*hi, map);
+            }
+            Operand::None => break,
+            _ => {}
         }
-        src.operand = rewrite_operand(src.operand, map);
     }
     // Most instructions have no staging operands: the opcode table is read only when one does.
     if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
         let staging = inst.mach.info().staging;
         for k in 0..2 {
             if !staging.get(k).is_some_and(|s| s.write) {
-                list(inst.staging[k]);
+                rewrite_list(inst.staging[k], pool, map);
             }
         }
     }
-    list(inst.args);
+}
+
+fn rewrite_list(l: ValueList, pool: &mut [Value], map: &impl Fn(Value) -> Option<Operand>) {
+    if !l.is_empty() {
+        for v in &mut pool[l.start as usize..(l.start + l.len) as usize] {
+            *v = rewrite_value(*v, map);
+        }
+    }
 }
 
 /// Lists and staging operands must keep naming single values, so a value replaced by a
@@ -890,13 +914,5 @@ fn rewrite_value(v: Value, map: &impl Fn(Value) -> Option<Operand>) -> Value {
     match map(v) {
         Some(Operand::Value(w)) => w,
         _ => v,
-    }
-}
-
-fn rewrite_operand(op: Operand, map: &impl Fn(Value) -> Option<Operand>) -> Operand {
-    match op {
-        Operand::Value(v) => map(v).unwrap_or(op),
-        Operand::Pair(lo, hi) => Operand::Pair(rewrite_value(lo, map), rewrite_value(hi, map)),
-        other => other,
     }
 }

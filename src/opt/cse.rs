@@ -121,31 +121,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             // something changed; a definition dominates its non-φ uses, so it was visited
             // first), so chains collapse in one walk.
             if changed {
-                let rename = |v: &mut Value| {
-                    if let Some(r) = replace[v.index()] {
-                        *v = r;
-                    }
-                };
-                for src in inst.srcs.iter_mut() {
-                    match &mut src.operand {
-                        Operand::Value(v) => rename(v),
-                        Operand::Pair(lo, hi) => {
-                            rename(lo);
-                            rename(hi);
-                        }
-                        Operand::None => break,
-                        _ => {}
-                    }
-                }
-                if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
-                    let staging = inst.staging;
-                    let read = [0, 1].map(|k| !inst.staging_is_write(k));
-                    for k in 0..2 {
-                        if read[k] {
-                            shader.get_mut(staging[k]).iter_mut().for_each(rename);
-                        }
-                    }
-                }
+                shader.rewrite_operand_reads(id, |v| replace[v.index()].map(Operand::Value));
             }
             let inst = &shader.insts[id.index()];
             if !candidate(facts, inst) {
