@@ -969,11 +969,9 @@ impl Parser<'_> {
     }
 }
 
-/// The unsigned number of one to five digits at `at`: its value and the position after it.
-/// `None` for no digit or six and more (left to the general path).
+/// The digits at the start of `w` (a [`load8`] word), at most six: (value, count).
 #[inline(always)]
-pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
-    let w = load8(src, at);
+fn digit_run(w: u64) -> (u32, usize) {
     let mut value = 0;
     let mut n = 0;
     while n < 6 {
@@ -984,6 +982,14 @@ pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
         value = value * 10 + u32::from(d);
         n += 1;
     }
+    (value, n)
+}
+
+/// The unsigned number of one to five digits at `at`: its value and the position after it.
+/// `None` for no digit or six and more (left to the general path).
+#[inline(always)]
+pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
+    let (value, n) = digit_run(load8(src, at));
     (n > 0 && n < 6).then_some((value, at + n))
 }
 
@@ -991,12 +997,14 @@ pub(super) fn fast_digits(src: &[u8], at: usize) -> Option<(u32, usize)> {
 /// (value, position after `]`). At most five digits (longer runs go to the general path).
 #[inline(always)]
 fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
-    let (value, end) = fast_digits(src, at)?;
-    let after = load8(src, end);
-    if value > i16::MAX as u32 || after as u8 != b']' || (after >> 8) as u8 == b'(' {
+    let w = load8(src, at);
+    let (value, n) = digit_run(w);
+    // n <= 5 here, so the `]` and the byte after it are inside `w`.
+    if n == 0 || n == 6 || value > i16::MAX as u32 || (w >> (8 * n)) as u8 != b']' || (w >> (8 * (n + 1))) as u8 == b'('
+    {
         return None;
     }
-    Some((value as i32, end + 1))
+    Some((value as i32, at + n + 1))
 }
 
 /// A valid write mask at the start of `text` (letters in order, then a byte that cannot
