@@ -441,31 +441,24 @@ mod tests {
     /// The slot table sets exactly what setting the modifier by name sets, on the templates.
     #[test]
     fn modifier_slots_agree_with_setting_by_name() {
+        fn agree<E: IsaEnum>(
+            op: Opcode,
+            values: &[E],
+            by_name: fn(&mut Instr, E) -> Result<(), crate::valhall::InstrError>,
+            slot: fn(&ModSlots) -> Option<usize>,
+        ) {
+            for &value in values {
+                let (mut named, mut slotted) = (Instr::new(op), template(op).mach);
+                let _ = by_name(&mut named, value);
+                set_mod(&mut slotted, slot, value);
+                assert_eq!(MachOp::of(&named), slotted, "{op:?}");
+            }
+        }
         for op in Opcode::ALL {
-            for cond in [Condition::Lt, Condition::Ge, Condition::Ne] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
-                let _ = by_name.set_condition(cond);
-                set_mod(&mut by_slot, |s| s.condition, cond);
-                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
-            }
-            for result in [ResultType::M1, ResultType::F1] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
-                let _ = by_name.set_result_type(result);
-                set_mod(&mut by_slot, |s| s.result_type, result);
-                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
-            }
-            for mode in [RoundMode::Rtn, RoundMode::Rtz] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
-                let _ = by_name.set_round_mode(mode);
-                set_mod(&mut by_slot, |s| s.round_mode, mode);
-                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
-            }
-            for clamp in [Clamp::Clamp0_1, Clamp::ClampM1_1] {
-                let (mut by_name, mut by_slot) = (Instr::new(op), template(op).mach);
-                let _ = by_name.set_clamp(clamp);
-                set_mod(&mut by_slot, |s| s.clamp, clamp);
-                assert_eq!(MachOp::of(&by_name), by_slot, "{op:?}");
-            }
+            agree(op, &[Condition::Lt, Condition::Ge, Condition::Ne], Instr::set_condition, |s| s.condition);
+            agree(op, &[ResultType::M1, ResultType::F1], Instr::set_result_type, |s| s.result_type);
+            agree(op, &[RoundMode::Rtn, RoundMode::Rtz], Instr::set_round_mode, |s| s.round_mode);
+            agree(op, &[Clamp::Clamp0_1, Clamp::ClampM1_1], Instr::set_clamp, |s| s.clamp);
         }
     }
 }
