@@ -69,7 +69,11 @@ impl Parser<'_> {
             }
             self.skip_ws();
         }
-        let mut inst = Instruction {
+        // The instruction is built in place at the end of `statements` (an instruction is
+        // about 340 bytes: assembling it in a local and pushing it copied it whole once more)
+        // and taken off again if the statement turns out to be wrong.
+        let at = statements.len();
+        statements.push(Statement::Instruction(Instruction {
             opcode,
             saturate,
             precise,
@@ -82,7 +86,27 @@ impl Parser<'_> {
             label: None,
             span: Span::default(),
             opcode_span,
-        };
+        }));
+        let Some(Statement::Instruction(inst)) = statements.last_mut() else { unreachable!() };
+        let result = self.instruction_operands(inst, start, nd, ns, total);
+        if result.is_err() {
+            statements.truncate(at);
+        }
+        result
+    }
+
+    /// The operands and trailing items of `inst` (opcode already read), up to the end of the
+    /// statement.
+    #[inline(always)]
+    fn instruction_operands(
+        &mut self,
+        inst: &mut Instruction,
+        start: usize,
+        nd: usize,
+        ns: usize,
+        total: usize,
+    ) -> PResult<()> {
+        let opcode = inst.opcode;
         let mut last_end = self.pos;
         for i in 0..total {
             if i > 0 {
@@ -117,11 +141,9 @@ impl Parser<'_> {
             // Mesa 7.11 – 8.0: LOAD was the sampler-view fetch (today's SAMPLE_I).
             inst.opcode = Opcode::LoadLegacy;
         }
-        self.trailing_items(&mut inst, last_end)?;
+        self.trailing_items(inst, last_end)?;
         inst.span = Span::new(start, self.pos);
-        self.end_of_statement("instruction", opcode)?;
-        statements.push(Statement::Instruction(inst));
-        Ok(())
+        self.end_of_statement("instruction", opcode)
     }
 
     /// Whether only blanks (no line break needed) remain before the end of the line or text.
