@@ -1324,16 +1324,26 @@ pub fn finish_metadata(ctx: &mut Ctx) {
     m.textures = ctx.io.textures.values().cloned().collect();
     m.ubos = ctx.io.ubos.iter().copied().collect();
     m.flags = ctx.io.flags;
-    m.flags.early_fragment_tests = matches!(
-        ctx.program.property(PropertyName::FsEarlyDepthStencil),
-        Some(PropertyValue::Uint(v)) if v != 0
-    );
+    // The properties read here, in one walk over the statements (the last one of each wins,
+    // as `Program::property` answers).
+    let mut early_depth_stencil = None;
+    let mut block = [None; 3];
+    for p in ctx.program.properties() {
+        let slot = match p.name.canonical() {
+            PropertyName::FsEarlyDepthStencil => &mut early_depth_stencil,
+            PropertyName::CsFixedBlockWidth => &mut block[0],
+            PropertyName::CsFixedBlockHeight => &mut block[1],
+            PropertyName::CsFixedBlockDepth => &mut block[2],
+            _ => continue,
+        };
+        *slot = Some(p.value);
+    }
+    m.flags.early_fragment_tests = matches!(early_depth_stencil, Some(PropertyValue::Uint(v)) if v != 0);
     if ctx.stage == Stage::Compute {
-        let dims = [PropertyName::CsFixedBlockWidth, PropertyName::CsFixedBlockHeight, PropertyName::CsFixedBlockDepth]
-            .map(|p| match ctx.program.property(p) {
-                Some(PropertyValue::Uint(v)) => Some(v),
-                _ => None,
-            });
+        let dims = block.map(|value| match value {
+            Some(PropertyValue::Uint(v)) => Some(v),
+            _ => None,
+        });
         if let [Some(x), Some(y), Some(z)] = dims {
             m.local_size = Some([x, y, z]);
         }

@@ -32,7 +32,7 @@ mod transcendental;
 use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::emit::meta;
 use crate::ir::{Block, Inst, InstId, InstKind, Shader, Stage, Terminator, Value};
-use crate::tgsi::ast::{File, Instruction, Processor, Program};
+use crate::tgsi::ast::{File, Instruction, Processor, Program, Statement};
 use crate::tgsi::opcodes::{FlowRole, Opcode};
 use operand::is_variable_file;
 use rustc_hash::FxHashMap;
@@ -218,9 +218,28 @@ pub(crate) struct Ctx<'p> {
 
 impl<'p> Ctx<'p> {
     fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
+        // One walk over the statements for the instructions, immediates and declarations.
         let mut insts: Vec<&Instruction> = Vec::with_capacity(program.statements.len());
-        insts.extend(program.instructions());
-        let imms = program.immediates().map(|i| i.words).collect();
+        let mut imms = Vec::new();
+        let mut reg_vars = vec![Vec::new(); File::ALL.len()];
+        let mut declared_vars = 0;
+        for statement in &program.statements {
+            match statement {
+                Statement::Instruction(i) => insts.push(i),
+                Statement::Immediate(i) => imms.push(i.words),
+                // The variable tables, sized from the declarations (registers without one
+                // still work).
+                Statement::Declaration(d) if is_variable_file(d.file) => {
+                    let end = (d.last as usize + 1).min(DENSE_REGISTERS);
+                    let table: &mut Vec<u32> = &mut reg_vars[d.file as usize];
+                    if table.len() < end {
+                        table.resize(end, u32::MAX);
+                    }
+                    declared_vars += 4 * end.saturating_sub(d.first as usize);
+                }
+                _ => {}
+            }
+        }
         let mut shader = Shader::new(stage);
         // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
         // for that avoids most regrowth of the arenas while the shader is built (the constant
@@ -232,17 +251,6 @@ impl<'p> Ctx<'p> {
         let flow = insts.iter().filter(|i| i.opcode.info().flow.is_some()).count();
         let mut layout = Vec::with_capacity(3 * flow + 4);
         layout.push(Block(0));
-        // The variable tables, sized from the declarations (registers without one still work).
-        let mut reg_vars = vec![Vec::new(); File::ALL.len()];
-        let mut declared_vars = 0;
-        for d in program.declarations().filter(|d| is_variable_file(d.file)) {
-            let end = (d.last as usize + 1).min(DENSE_REGISTERS);
-            let table: &mut Vec<u32> = &mut reg_vars[d.file as usize];
-            if table.len() < end {
-                table.resize(end, u32::MAX);
-            }
-            declared_vars += 4 * end.saturating_sub(d.first as usize);
-        }
         Ctx {
             program,
             end_of: vec![usize::MAX; insts.len()],

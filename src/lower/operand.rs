@@ -127,7 +127,8 @@ fn resolve(ctx: &mut Ctx, src: &SrcOperand, comp: usize) -> Lanes {
 }
 
 /// [`fsrc`] through the source's [`Lanes`] (`lanes` belongs to source `k` of `inst`).
-#[inline]
+/// Inlined into the per-lane loops: a call per lane and source cost more than the lookup.
+#[inline(always)]
 pub fn fsrc_lanes(ctx: &mut Ctx, inst: &Instruction, lanes: &mut Lanes, k: usize, c: usize) -> Src {
     let src = &inst.src[k];
     match lanes.operand(ctx, src, c) {
@@ -137,7 +138,7 @@ pub fn fsrc_lanes(ctx: &mut Ctx, inst: &Instruction, lanes: &mut Lanes, k: usize
 }
 
 /// [`isrc`] through the source's [`Lanes`] (`lanes` belongs to source `k` of `inst`).
-#[inline]
+#[inline(always)]
 pub fn isrc_lanes(ctx: &mut Ctx, inst: &Instruction, lanes: &mut Lanes, k: usize, c: usize) -> Src {
     let src = &inst.src[k];
     match lanes.operand(ctx, src, c) {
