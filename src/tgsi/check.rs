@@ -339,8 +339,12 @@ impl<'a> Checker<'a> {
         let program = self.program;
         let imm_count = program.immediates().count() as i64;
         let stage = stage_of(self.processor());
-        let gs_vertices = match (self.processor(), program.property(PropertyName::GsInputPrimitive)) {
-            (Processor::Geom, Some(PropertyValue::Primitive(p))) => Some(p.vertex_count()),
+        // Only geometry shaders look the property up (a walk over every statement).
+        let gs_vertices = match self.processor() {
+            Processor::Geom => match program.property(PropertyName::GsInputPrimitive) {
+                Some(PropertyValue::Primitive(p)) => Some(p.vertex_count()),
+                _ => None,
+            },
             _ => None,
         };
         for inst in program.instructions() {
