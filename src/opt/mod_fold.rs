@@ -20,6 +20,11 @@ use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
+/// Whether the sources of an `FADD.f32` add a plain −0.
+fn adds_negative_zero(srcs: &[Src; 4]) -> bool {
+    srcs[1].operand == Operand::Const(NEG_ZERO) && srcs[1].is_plain()
+}
+
 /// `%y = FADD.f32 src, #-0.0` with the given clamp: returns (src, clamp).
 fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
     let inst = shader.inst(shader.values[v.index()].def?);
@@ -45,16 +50,25 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     // Every rewrite involves an `FADD.f32 x, #-0.0`; this scan is much cheaper than counting uses.
     // Use counts only matter for moving a saturate, which needs a clamped FADD.f32 (only this
     // pass adds clamps to FADD.f32, and only while moving one).
-    let (mut negzero_add_exists, mut clamped_add_exists) = (false, false);
+    let mut clamped_add_exists = false;
+    // The values defined by an `FADD.f32 x, #-0.0` (flow, clamp and swizzle aside): the walk
+    // below looks at the definition of a source only when it is marked here, instead of at
+    // every source's definition. Allocated at the first such add.
+    let mut negzero_defs: Vec<bool> = Vec::new();
     for &id in shader.blocks.iter().flat_map(|b| &b.insts) {
         let inst = shader.inst(id);
         if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
             continue;
         }
-        negzero_add_exists |= inst.srcs[1].operand == Operand::Const(NEG_ZERO) && inst.srcs[1].is_plain();
+        if adds_negative_zero(&inst.srcs) {
+            if negzero_defs.is_empty() {
+                negzero_defs = vec![false; shader.values.len()];
+            }
+            negzero_defs[shader.get(inst.dests)[0].index()] = true;
+        }
         clamped_add_exists |= inst.mach.clamp().is_some_and(|c| c != Clamp::None);
     }
-    if !negzero_add_exists {
+    if negzero_defs.is_empty() {
         return Outcome::default();
     }
     let mut held_by_uses = false;
@@ -80,6 +94,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             for (k, sinfo) in info.srcs.iter().enumerate() {
                 let src = srcs[k];
                 let Operand::Value(y) = src.operand else { continue };
+                if !negzero_defs[y.index()] {
+                    continue;
+                }
                 let Some((inner, Clamp::None)) = negzero_add(shader, y) else { continue };
                 // Only a binary32 source takes the f32 sign flags as they are: on a 16-bit source
                 // they act on each half, and the f32 negation moved only bit 31.
@@ -113,6 +130,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             if touched {
                 shader.inst_mut(id).srcs = srcs;
                 changed = true;
+                // A folded source can make this an add of −0 (`x + (−0 + −0)`): its result is
+                // marked like those found before the walk, so that the marks keep covering
+                // every value `negzero_add` accepts.
+                let inst = shader.inst(id);
+                if inst.mach.opcode == Opcode::FADD_F32 && adds_negative_zero(&srcs) {
+                    negzero_defs[shader.get(inst.dests)[0].index()] = true;
+                }
             }
             // Clamp into the single-use producer, or an empty FADD into its source.
             let inst = shader.inst(id);
