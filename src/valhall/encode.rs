@@ -123,10 +123,9 @@ fn encode_fields<const CHECK_UNUSED: bool>(instr: &Instr) -> Option<u64> {
     let (mut n_fau, mut pages) = (0u8, 0u8);
     // The sources' bits: [`INVALID`] set when some flag or field value is not accepted.
     let mut bits = 0u64;
-    for k in 0..n_srcs {
-        let (src, l) = (&instr.srcs[k], &layout.srcs[k]);
+    for ((src, l), slot_byte) in instr.srcs[..n_srcs].iter().zip(&layout.srcs).zip(&mut bytes) {
         let (byte, page) = source_byte(src.base)?;
-        bytes[k] = byte;
+        *slot_byte = byte;
         n_fau += byte >> 7;
         pages |= page;
         let (swizzle, widen, lane) = (src.swizzle, src.widen, src.lane);
