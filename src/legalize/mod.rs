@@ -21,7 +21,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
 use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_SOURCES, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
 /// place until an instruction needs an operand materialised; from there on the list is rebuilt
@@ -71,7 +71,7 @@ fn legalize(shader: &mut Shader, block: Block, id: InstId) {
     if inst.dead || !inst.is_machine() {
         return;
     }
-    let facts = &op_facts()[inst.mach.opcode as usize];
+    let facts = op_facts(inst.mach.opcode);
     let summary = Summary::of(&inst.srcs[..usize::from(facts.n_srcs)], facts);
     // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
     // so `fuse_immediate_add` and `encode_constants` would change nothing.
@@ -102,23 +102,24 @@ struct OpFacts {
     wide: [bool; MAX_SOURCES],
 }
 
-fn op_facts() -> &'static [OpFacts; INSTRUCTION_COUNT] {
-    static FACTS: LazyLock<Box<[OpFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
-        let mut table = Box::new([OpFacts::default(); INSTRUCTION_COUNT]);
-        for op in Opcode::ALL {
-            let info = op.info();
-            let facts = &mut table[op as usize];
-            facts.n_srcs = info.srcs.len() as u8;
-            facts.fusable = matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32 | Opcode::FADD_F32);
-            for (k, s) in info.srcs.iter().enumerate() {
-                facts.lanes[k] = s.widen_kind == WidenKind::Lanes;
-                facts.identity[k] = (s.default_swizzle(), s.default_widen());
-                facts.wide[k] = s.size == 64;
-            }
+fn op_facts(op: Opcode) -> &'static OpFacts {
+    // Built on first use of each opcode: a program uses a few dozen of them, and building all
+    // of them up front would cost a one-shot compile of a small shader more than legalising it.
+    static TABLE: [OnceLock<OpFacts>; INSTRUCTION_COUNT] = [const { OnceLock::new() }; INSTRUCTION_COUNT];
+    TABLE[op as usize].get_or_init(|| {
+        let info = op.info();
+        let mut facts = OpFacts {
+            n_srcs: info.srcs.len() as u8,
+            fusable: matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32 | Opcode::FADD_F32),
+            ..OpFacts::default()
+        };
+        for (k, s) in info.srcs.iter().enumerate() {
+            facts.lanes[k] = s.widen_kind == WidenKind::Lanes;
+            facts.identity[k] = (s.default_swizzle(), s.default_widen());
+            facts.wide[k] = s.size == 64;
         }
-        table
-    });
-    &FACTS
+        facts
+    })
 }
 
 /// One walk over an instruction's used sources.
