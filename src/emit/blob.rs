@@ -145,8 +145,8 @@ fn encode_resolved(mach: &MachShader) -> Result<Vec<u8>, Error> {
     for b in &mach.blocks {
         for (mi, out) in b.insts.iter().zip(&mut words) {
             let instr = &mi.instr;
-            let word =
-                valhall::encode(instr).map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
+            let word = valhall::encode::encode_emitted(instr)
+                .map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
             out.copy_from_slice(&word.to_le_bytes());
         }
     }

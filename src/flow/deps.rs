@@ -156,6 +156,11 @@ enum MemoryClass {
 }
 
 fn op_facts(op: Opcode) -> &'static OpFacts {
+    &op_facts_table()[op as usize]
+}
+
+/// [`OpFacts`] of every opcode, indexed by opcode (hoisted out of per-instruction loops).
+fn op_facts_table() -> &'static [OpFacts; INSTRUCTION_COUNT] {
     static FACTS: LazyLock<Box<[OpFacts; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
         let none = OpFacts {
             message: false,
@@ -205,7 +210,7 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
         }
         table
     });
-    &FACTS[op as usize]
+    &FACTS
 }
 
 /// A varying load that updates the hidden per-quad state (`.store` / `.clobber`).
@@ -236,11 +241,17 @@ fn is_fixed_function(op: Opcode) -> bool {
 
 /// What the simulation needs to know about one instruction (computed once per instruction, as
 /// the fixed point visits blocks several times).
+///
+/// The registers of a plain ALU instruction matter only while a message is outstanding, which
+/// is not the case for most of them: they are looked up the first time the simulation needs
+/// them (`registers_pending`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Effect {
-    /// Registers read or written.
+    /// Registers read or written (valid unless `registers_pending`).
     touched: u64,
     writes: u64,
+    /// `touched` and `writes` are not computed yet (plain ALU instructions only).
+    registers_pending: bool,
     /// Bit of the general slot of a message (0 for ALU instructions, slot 7 or no slot).
     slot_bit: u8,
     /// Which outstanding kinds of message the instruction waits for: `GENERAL` or 0 each, to
@@ -257,24 +268,36 @@ struct Effect {
 }
 
 impl Effect {
+    /// What `general` gives for a plain ALU instruction, without its tests and registers (most
+    /// instructions are these).
+    const PLAIN_ALU: Effect = Effect {
+        touched: 0,
+        writes: 0,
+        registers_pending: true,
+        slot_bit: 0,
+        on_varying: 0,
+        on_memory: 0,
+        on_busy: 0,
+        varying: false,
+        memory: false,
+        fixed_waits: 0,
+        waits_after: 0,
+    };
+
     fn of(i: &Instr, facts: &OpFacts, fragment: bool) -> Effect {
-        let (reads, writes) = registers_of(i, facts);
         if facts.plain_alu {
-            // What `general` gives for it, without its tests (most instructions are these).
-            return Effect {
-                touched: reads | writes,
-                writes,
-                slot_bit: 0,
-                on_varying: 0,
-                on_memory: 0,
-                on_busy: 0,
-                varying: false,
-                memory: false,
-                fixed_waits: 0,
-                waits_after: 0,
-            };
+            return Effect::PLAIN_ALU;
         }
+        let (reads, writes) = registers_of(i, facts);
         Effect::general(i, facts, fragment, reads, writes)
+    }
+
+    /// Computes the registers of a pending effect (of instruction `i`).
+    fn resolve_registers(&mut self, i: &Instr) {
+        if self.registers_pending {
+            let (reads, writes) = registers_of(i, op_facts(i.opcode));
+            (self.touched, self.writes, self.registers_pending) = (reads | writes, writes, false);
+        }
     }
 
     /// [`Effect::of`] for any instruction, given the registers it reads and writes.
@@ -294,6 +317,7 @@ impl Effect {
         Effect {
             touched: reads | writes,
             writes,
+            registers_pending: false,
             slot_bit: slot.map_or(0, |k| 1 << k),
             on_varying: all_if(serialises_varyings(i, facts)),
             on_memory: all_if(memory),
@@ -345,16 +369,18 @@ fn slot_of(i: &Instr, facts: &OpFacts) -> Option<usize> {
     }
 }
 
-/// Simulates a block from `entry`, recording the waits before each instruction in `masks`.
-fn simulate(effects: &[Effect], entry: State, masks: &mut [u8]) -> State {
+/// Simulates a block (instructions `insts`, their effects `effects`) from `entry`, recording
+/// the waits before each instruction in `masks`.
+fn simulate(insts: &[MachInst], effects: &mut [Effect], entry: State, masks: &mut [u8]) -> State {
     let mut s = entry;
-    for (e, record) in effects.iter().zip(masks) {
+    for ((mi, e), record) in insts.iter().zip(effects).zip(masks) {
         // Nothing outstanding (a slot's registers and kinds are set only with its `busy` bit):
         // only the fixed waits apply, and an instruction that takes no slot changes nothing.
         if s.busy == 0 && e.slot_bit == 0 {
             *record = e.fixed_waits;
             continue;
         }
+        e.resolve_registers(&mi.instr);
         let mask = e.waits_before(&s);
         s.wait(mask);
         *record = mask;
@@ -379,17 +405,23 @@ struct BlockFlow {
 pub fn insert(mach: &mut MachShader) {
     let fragment = mach.stage == Stage::Fragment;
     // Slots, and what each instruction does to the state (one pass: the effects read the slots).
+    // The list starts as plain ALU effects (a fill, cheaper than building each one): only the
+    // other instructions write theirs, and plain ALU instructions take no slot.
     let mut blocks: Vec<BlockFlow> = Vec::with_capacity(mach.blocks.len());
-    let mut effects = Vec::with_capacity(mach.inst_count());
-    let mut next = 0u8;
+    let mut effects = vec![Effect::PLAIN_ALU; mach.inst_count()];
+    let facts_table = op_facts_table();
+    let (mut next, mut at) = (0u8, 0usize);
     for b in &mut mach.blocks {
-        let start = effects.len();
+        let start = at;
         for mi in &mut b.insts {
-            let facts = op_facts(mi.instr.opcode);
-            assign_slot(&mut mi.instr, facts, fragment, &mut next);
-            effects.push(Effect::of(&mi.instr, facts, fragment));
+            let facts = &facts_table[mi.instr.opcode as usize];
+            if !facts.plain_alu {
+                assign_slot(&mut mi.instr, facts, fragment, &mut next);
+                effects[at] = Effect::of(&mi.instr, facts, fragment);
+            }
+            at += 1;
         }
-        blocks.push(BlockFlow { insts: start..effects.len(), ..BlockFlow::default() });
+        blocks.push(BlockFlow { insts: start..at, ..BlockFlow::default() });
     }
     // Fixed point over the CFG. A block whose entry state did not change since it was last
     // simulated keeps its exit state. Each simulation records the waits before every
@@ -411,7 +443,7 @@ pub fn insert(mach: &mut MachShader) {
             flow.simulated = true;
             flow.entry = s;
             let range = flow.insts.clone();
-            let mut out = simulate(&effects[range.clone()], s, &mut masks[range]);
+            let mut out = simulate(&block.insts, &mut effects[range.clone()], s, &mut masks[range]);
             // Outstanding varying loads are waited for at the end of a block (D3).
             flow.end_waits = out.varying;
             out.wait(out.varying);
@@ -551,11 +583,20 @@ mod tests {
                 }
                 assert_eq!((reads(&i), writes(&i)), (want_reads, want_writes), "{op} at r{base}");
                 assert_eq!(op_facts(op).message, is_message(&i), "{op}");
+                // `insert` skips `assign_slot` for plain ALU instructions: it changes nothing.
+                if op_facts(op).plain_alu {
+                    let (mut slotted, mut next) = (i, 1);
+                    assign_slot(&mut slotted, op_facts(op), true, &mut next);
+                    assert_eq!((slotted, next), (i, 1), "{op}");
+                }
                 assert_eq!(op_facts(op).varying, is_varying(&i), "{op}");
                 // The shortcut for plain ALU instructions gives what the general rules give.
                 for fragment in [false, true] {
                     let (facts, (r, w)) = (op_facts(op), registers_of(&i, op_facts(op)));
-                    assert_eq!(Effect::of(&i, facts, fragment), Effect::general(&i, facts, fragment, r, w), "{op}");
+                    let mut effect = Effect::of(&i, facts, fragment);
+                    assert_eq!(effect.registers_pending, facts.plain_alu, "{op}");
+                    effect.resolve_registers(&i);
+                    assert_eq!(effect, Effect::general(&i, facts, fragment, r, w), "{op}");
                 }
             }
         }

@@ -45,10 +45,22 @@ static FIRST_BYTE: LazyLock<[Option<(u32, u8)>; 256]> = LazyLock::new(|| {
     first
 });
 
+/// The values of the table, contiguous (the table pairs each with its name).
+static VALUES: [u32; IMMEDIATES.len()] = {
+    let mut values = [0; IMMEDIATES.len()];
+    let mut k = 0;
+    while k < values.len() {
+        values[k] = IMMEDIATES[k].0;
+        k += 1;
+    }
+    values
+};
+
 /// Whether `value` is an entry of the table.
 pub fn is_entry(value: u32) -> bool {
-    // A scan of 32 words compiles to a few vector compares: cheaper than a binary search.
-    table().any(|e| e == value)
+    // A scan of 32 contiguous words without an early exit compiles to a few vector compares:
+    // cheaper than a binary search or a scan of the (value, name) pairs.
+    VALUES.iter().fold(false, |found, &e| found | (e == value))
 }
 
 /// How source `info` can read `value` from the table, if it can. `signed_widen` tells whether

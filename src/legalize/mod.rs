@@ -19,9 +19,9 @@ pub mod imm;
 
 use crate::ir::builder::Builder;
 use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
-use crate::valhall::tables::{INSTRUCTION_COUNT, SrcInfo, WidenKind};
+use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_SOURCES, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
 /// place until an instruction needs an operand materialised; from there on the list is rebuilt
@@ -61,32 +61,120 @@ pub fn run(shader: &mut Shader) {
 }
 
 /// Legalises one instruction; operands it materialises are appended to `block`'s list.
+///
+/// One walk over the used sources ([`Summary`]) settles most instructions: those reading
+/// registers only, and those whose constants are table entries read unmodified and whose FAU
+/// operands cannot break a limit, need nothing more.
 #[inline]
 fn legalize(shader: &mut Shader, block: Block, id: InstId) {
     let inst = shader.inst(id);
-    if !inst.dead && inst.is_machine() && needs_work(inst) {
-        fuse_immediate_add(shader, id);
+    if inst.dead || !inst.is_machine() {
+        return;
+    }
+    let facts = op_facts(inst.mach.opcode);
+    let summary = Summary::of(&inst.srcs[..usize::from(facts.n_srcs)], facts);
+    // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
+    // so `fuse_immediate_add` and `encode_constants` would change nothing.
+    if summary.rewrite != 0 {
+        if facts.fusable {
+            fuse_immediate_add(shader, id);
+        }
         encode_constants(shader, block, id);
+    }
+    // Steps 1 and 2 only turn constants into other entries or registers: an instruction with
+    // at most one FAU operand before them has at most one after them.
+    if !summary.within_limits() {
         enforce_fau_limits(shader, block, id);
     }
 }
 
-/// Whether any step can change the instruction: it reads a constant, uniform or special value,
-/// or has a byte-lane source (whose reserved 0 selection becomes `.b00`). Most instructions read
-/// registers only; this test is all they cost.
-fn needs_work(inst: &Inst) -> bool {
-    static HAS_LANES_SOURCE: LazyLock<Box<[bool; INSTRUCTION_COUNT]>> = LazyLock::new(|| {
-        let mut table = Box::new([false; INSTRUCTION_COUNT]);
-        for op in Opcode::ALL {
-            table[op as usize] = op.info().srcs.iter().any(|s| s.widen_kind == WidenKind::Lanes);
+/// What legalisation needs to know about an opcode (computed once per opcode).
+#[derive(Clone, Copy, Debug, Default)]
+struct OpFacts {
+    n_srcs: u8,
+    /// `IADD.s32`, `IADD.u32` or `FADD.f32` (step 1 may fuse them).
+    fusable: bool,
+    /// Per source: whether it has byte lanes, and the swizzle and widen fields with which a
+    /// table entry reads its own value ([`Summary::of`]).
+    lanes: [bool; MAX_SOURCES],
+    identity: [(u8, u8); MAX_SOURCES],
+    /// Per source: 64 bits wide.
+    wide: [bool; MAX_SOURCES],
+}
+
+fn op_facts(op: Opcode) -> &'static OpFacts {
+    // Built on first use of each opcode: a program uses a few dozen of them, and building all
+    // of them up front would cost a one-shot compile of a small shader more than legalising it.
+    static TABLE: [OnceLock<OpFacts>; INSTRUCTION_COUNT] = [const { OnceLock::new() }; INSTRUCTION_COUNT];
+    TABLE[op as usize].get_or_init(|| {
+        let info = op.info();
+        let mut facts = OpFacts {
+            n_srcs: info.srcs.len() as u8,
+            fusable: matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32 | Opcode::FADD_F32),
+            ..OpFacts::default()
+        };
+        for (k, s) in info.srcs.iter().enumerate() {
+            facts.lanes[k] = s.widen_kind == WidenKind::Lanes;
+            facts.identity[k] = (s.default_swizzle(), s.default_widen());
+            facts.wide[k] = s.size == 64;
         }
-        table
-    });
-    HAS_LANES_SOURCE[inst.mach.opcode as usize]
-        || inst
-            .sources()
-            .iter()
-            .any(|s| matches!(s.operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_)))
+        facts
+    })
+}
+
+/// One walk over an instruction's used sources.
+#[derive(Clone, Copy, Debug, Default)]
+struct Summary {
+    /// Sources steps 1 and 2 may rewrite (bit k for source k): constants other than an entry
+    /// read through the identity fields without `neg`/`abs` (which `imm::encode` keeps as they
+    /// are: it tries the exact entry first), and byte-lane sources left at the reserved 0.
+    rewrite: u8,
+    /// Sources reading the FAU (constants, uniforms, specials).
+    fau: u8,
+    /// A special, or a 64-bit uniform pair at an odd word, is read.
+    special_or_odd_pair: bool,
+}
+
+impl Summary {
+    fn of(srcs: &[Src], facts: &OpFacts) -> Summary {
+        let mut summary = Summary::default();
+        for (k, src) in srcs.iter().enumerate() {
+            let bit = 1 << k;
+            match src.operand {
+                Operand::Const(c) => {
+                    summary.fau += 1;
+                    let kept = !facts.lanes[k]
+                        && (src.swizzle, src.widen) == facts.identity[k]
+                        && !src.neg
+                        && !src.abs
+                        && imm::is_entry(c);
+                    if !kept {
+                        summary.rewrite |= bit;
+                    }
+                    continue;
+                }
+                Operand::Uniform(u) => {
+                    summary.fau += 1;
+                    summary.special_or_odd_pair |= facts.wide[k] && u % 2 == 1;
+                }
+                Operand::Special(_) => {
+                    summary.fau += 1;
+                    summary.special_or_odd_pair = true;
+                }
+                _ => {}
+            }
+            if facts.lanes[k] && src.widen == 0 {
+                summary.rewrite |= bit;
+            }
+        }
+        summary
+    }
+
+    /// No FAU limit can fail: at most one FAU operand, neither a special nor a misaligned pair
+    /// (what [`enforce_fau_limits`] would find without probing).
+    fn within_limits(&self) -> bool {
+        self.fau <= 1 && !self.special_or_odd_pair
+    }
 }
 
 /// The 32-bit value a constant source reads once its modifiers apply (for the sources of

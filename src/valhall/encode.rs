@@ -13,6 +13,10 @@
 //! no allocation. It accepts exactly the valid instructions (a test compares it with
 //! [`Instr::validate`] on random, mostly invalid instructions); anything it rejects goes through
 //! the reference path (`check_invariants`, then `encode_raw`), which names the first problem.
+//!
+//! The compiler encodes through [`encode_emitted`]: the same fast path, except that release
+//! builds do not read the operand slots and modifiers the opcode does not use (no bit of the
+//! word comes from them; the compiler leaves them empty, as debug and test builds check).
 
 use super::inst::{Base, Instr, InstrError, Src};
 use super::tables::*;
@@ -45,12 +49,32 @@ fn encode_checked(instr: &Instr) -> Result<u64, EncodeError> {
 }
 
 /// The word of a valid instruction, `None` for an invalid one (the fast path of [`encode`]).
-///
-/// Written for few live values per source (the loop otherwise spills): the FAU page and limits,
-/// needed by about one instruction in five, are checked afterwards by [`fau_word_bits`] when
-/// some source byte reads the FAU (bit 7).
 #[inline(never)]
 pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
+    encode_fields::<true>(instr)
+}
+
+/// Encodes an instruction the compiler built: [`encode`], except that release builds do not
+/// check the operand slots and modifiers the opcode does not use (no field of the word reads
+/// them; the compiler leaves them empty, which debug and test builds still check). Every
+/// field the word holds is validated as in [`encode`], and a failure names the problem.
+#[inline]
+pub fn encode_emitted(instr: &Instr) -> Result<u64, EncodeError> {
+    const CHECK_UNUSED: bool = cfg!(debug_assertions);
+    match encode_fields::<CHECK_UNUSED>(instr) {
+        Some(word) => Ok(word),
+        None => encode_checked(instr),
+    }
+}
+
+/// The fast path: `CHECK_UNUSED` also requires the unused slots to be empty (without it, they
+/// are not read).
+///
+/// Written for few live values per source (the loop otherwise spills). The FAU page and
+/// limits are gathered in the source loop (one page bit per uniform or special, the source
+/// bytes kept): the limits need a closer look only when two or more sources read the FAU.
+#[inline(never)]
+fn encode_fields<const CHECK_UNUSED: bool>(instr: &Instr) -> Option<u64> {
     let layout = Layout::of(instr.opcode);
     if !layout.fast || !allows(layout.flows, instr.flow) {
         return None;
@@ -62,7 +86,7 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
             return None;
         }
         w |= u64::from(d.reg) << 40 | u64::from(d.mask) << 46;
-    } else if (instr.dest.reg | instr.dest.mask) != 0 {
+    } else if CHECK_UNUSED && (instr.dest.reg | instr.dest.mask) != 0 {
         return None;
     }
     let n_staging = usize::from(layout.n_staging);
@@ -77,28 +101,33 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         let count = s.count - u8::from(l.count_minus_one);
         w |= u64::from(s.base) << l.base_start | u64::from(count) << l.count_start;
     }
-    // Unused staging groups and modifiers are all zero: their bytes, masked, as one integer.
-    let mut staging_bytes = [0u8; 2 * MAX_STAGING];
-    for (k, s) in instr.staging.iter().enumerate() {
-        staging_bytes[2 * k] = s.base;
-        staging_bytes[2 * k + 1] = s.count;
-    }
-    let mut mod_bytes = [0u8; 16];
-    mod_bytes[..MAX_MODIFIERS].copy_from_slice(&instr.mods);
-    if u32::from_le_bytes(staging_bytes) & layout.unused_staging != 0
-        || u128::from_le_bytes(mod_bytes) & layout.unused_mods != 0
-    {
-        return None;
+    if CHECK_UNUSED {
+        // Unused staging groups and modifiers are all zero: their bytes, masked, as one integer.
+        let mut staging_bytes = [0u8; 2 * MAX_STAGING];
+        for (k, s) in instr.staging.iter().enumerate() {
+            staging_bytes[2 * k] = s.base;
+            staging_bytes[2 * k + 1] = s.count;
+        }
+        let mut mod_bytes = [0u8; 16];
+        mod_bytes[..MAX_MODIFIERS].copy_from_slice(&instr.mods);
+        if u32::from_le_bytes(staging_bytes) & layout.unused_staging != 0
+            || u128::from_le_bytes(mod_bytes) & layout.unused_mods != 0
+        {
+            return None;
+        }
     }
     let n_srcs = usize::from(layout.n_srcs);
-    // The OR of the source bytes: bit 7 set when some source reads the FAU.
-    let mut any = 0u8;
+    // The source bytes, how many of them read the FAU (bit 7), and the FAU pages the uniforms
+    // and specials need (bit p for page p).
+    let mut bytes = [0u8; MAX_SOURCES];
+    let (mut n_fau, mut pages) = (0u8, 0u8);
     // The sources' bits: [`INVALID`] set when some flag or field value is not accepted.
     let mut bits = 0u64;
-    for k in 0..n_srcs {
-        let (src, l) = (&instr.srcs[k], &layout.srcs[k]);
-        let byte = source_byte(src.base)?;
-        any |= byte;
+    for ((src, l), slot_byte) in instr.srcs[..n_srcs].iter().zip(&layout.srcs).zip(&mut bytes) {
+        let (byte, page) = source_byte(src.base)?;
+        *slot_byte = byte;
+        n_fau += byte >> 7;
+        pages |= page;
         let (swizzle, widen, lane) = (src.swizzle, src.widen, src.lane);
         if (swizzle | widen | lane) >= 16 {
             return None;
@@ -114,14 +143,19 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
         return None;
     }
     w |= bits;
-    for src in &instr.srcs[n_srcs..] {
-        if !is_empty(src) {
-            return None;
+    if CHECK_UNUSED {
+        for src in &instr.srcs[n_srcs..] {
+            if !is_empty(src) {
+                return None;
+            }
         }
     }
-    if any & 0x80 != 0 {
-        w |= fau_word_bits(&instr.srcs[..n_srcs], layout.alu)?;
+    // One FAU page at most (`pages` has at most one bit), and the limits (one FAU word always
+    // satisfies them).
+    if pages & pages.wrapping_sub(1) != 0 || (n_fau > 1 && !fau_bytes_hold(&bytes[..n_srcs], layout.alu)) {
+        return None;
     }
+    w |= u64::from(pages.trailing_zeros() & 3) << 57;
     // Both immediate fields at once (unused ones have width 0, so only 0 fits).
     const _: () = assert!(MAX_IMMEDIATES == 2);
     let [(start0, width0), (start1, width1)] = layout.imms;
@@ -140,47 +174,34 @@ pub(super) fn encode_valid(instr: &Instr) -> Option<u64> {
     Some(w)
 }
 
-/// The source byte of a valid base (`Base::byte`), `None` for an invalid one.
+/// The source byte of a valid base (`Base::byte`) and the FAU page it needs as a bit (`1 << p`
+/// for page p, 0 for registers and table constants); `None` for an invalid base.
 #[inline(always)]
-fn source_byte(base: Base) -> Option<u8> {
+fn source_byte(base: Base) -> Option<(u8, u8)> {
     match base {
-        Base::Register(r) if r <= 63 => Some(r),
-        Base::Discard(r) if r <= 63 => Some(0x40 | r),
-        Base::Uniform(u) if u <= 127 => Some(0x80 | (u & 0x3F)),
-        Base::Immediate(i) if i <= 31 => Some(0xC0 | i),
+        Base::Register(r) if r <= 63 => Some((r, 0)),
+        Base::Discard(r) if r <= 63 => Some((0x40 | r, 0)),
+        Base::Uniform(u) if u <= 127 => Some((0x80 | (u & 0x3F), 1 << (u >> 6))),
+        Base::Immediate(i) if i <= 31 => Some((0xC0 | i, 0)),
         Base::Special(sp) if sp.page <= 3 && sp.entry <= 15 && sp.name().is_some() => {
-            Some(0xE0 | sp.entry << 1 | u8::from(sp.high))
+            Some((0xE0 | sp.entry << 1 | u8::from(sp.high), 1 << sp.page))
         }
         _ => None,
     }
 }
 
-/// For sources with valid bases ([`source_byte`] accepted them) of which some read the FAU:
-/// the FAU page field (bits 57–58) of the word, or `None` when the uniforms and specials need
-/// two pages or the FAU limits fail.
+/// [`fau_limits_hold`] over the source bytes of all the sources (those of registers skipped).
 #[inline(never)]
-fn fau_word_bits(srcs: &[Src], alu: bool) -> Option<u64> {
-    let (mut fau, mut n_fau) = ([0u8; MAX_SOURCES], 0);
-    let mut page: Option<u8> = None;
-    for src in srcs {
-        let byte = src.base.byte();
-        if byte & 0x80 == 0 {
-            continue;
-        }
-        fau[n_fau] = byte;
-        n_fau += 1;
-        if let Some(p) = src.base.page() {
-            if page.is_some_and(|q| q != p) {
-                return None;
-            }
-            page = Some(p);
+fn fau_bytes_hold(bytes: &[u8], alu: bool) -> bool {
+    let mut fau = [0u8; MAX_SOURCES];
+    let mut n_fau = 0;
+    for &byte in bytes {
+        if byte & 0x80 != 0 {
+            fau[n_fau] = byte;
+            n_fau += 1;
         }
     }
-    // One FAU word always satisfies the FAU limits.
-    if n_fau > 1 && !fau_limits_hold(&fau[..n_fau], alu) {
-        return None;
-    }
-    Some(u64::from(page.unwrap_or(0)) << 57)
+    fau_limits_hold(&fau[..n_fau], alu)
 }
 
 /// The assembler's FAU limits (encoding spec §2.7, A1–A3; [`Instr::check_fau_limits`] names the
@@ -556,6 +577,33 @@ mod tests {
             }
         }
         assert!(hold > 5_000 && fail > 5_000, "{hold} hold, {fail} fail");
+    }
+
+    /// Without `CHECK_UNUSED` the fast path ignores the unused slots: it gives what the full
+    /// fast path gives for the instruction with those slots emptied (and the compiler's entry
+    /// point is [`encode`] on such instructions).
+    #[test]
+    fn unused_slots_are_ignored_without_the_check() {
+        let mut rng = Rng(0x2F0F_1E3C_5A69_7788);
+        let mut ignored = 0;
+        for op in Opcode::ALL {
+            let info = op.info();
+            let fresh = Instr::new(op);
+            for _ in 0..1000 {
+                let i = near_valid(op, &mut rng);
+                let mut emptied = i;
+                emptied.staging[info.staging.len()..].copy_from_slice(&fresh.staging[info.staging.len()..]);
+                emptied.srcs[info.srcs.len()..].copy_from_slice(&fresh.srcs[info.srcs.len()..]);
+                emptied.mods[info.mods.len()..].copy_from_slice(&fresh.mods[info.mods.len()..]);
+                if !info.dest {
+                    emptied.dest = fresh.dest;
+                }
+                assert_eq!(encode_fields::<false>(&i), encode_fields::<true>(&emptied), "{i:?}");
+                assert_eq!(encode_emitted(&emptied), encode(&emptied), "{i:?}");
+                ignored += usize::from(i != emptied && encode_fields::<false>(&i).is_some());
+            }
+        }
+        assert!(ignored > 1_000, "{ignored}");
     }
 
     /// Every opcode's source tables leave bit 63 to [`INVALID`], so the fast path takes them all.
