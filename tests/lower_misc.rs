@@ -130,6 +130,17 @@ fn precise_rejections() {
     }
 }
 
+/// A system value lowering cannot provide is reported once per register, not once per
+/// component read.
+#[test]
+fn an_unavailable_system_value_is_reported_once() {
+    let text = "FRAG\nDCL SV[0], LAYER\nDCL OUT[0], COLOR\n  0: MOV OUT[0], SV[0].xyzw\n  1: ADD OUT[0], SV[0].xxxx, SV[0].yyyy\n  2: END\n";
+    let program = tgsi2va::tgsi::parse(text).unwrap();
+    let Err(d) = tgsi2va::lower::lower(&program, &Options::default()) else { panic!("lowered") };
+    let messages: Vec<&str> = d.0.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages, ["system value LAYER cannot be compiled for Valhall"]);
+}
+
 /// A matrix product whose rows run past a declared range is rejected by the checker, naming the
 /// row's register at the instruction's line (lowering used to report "an undeclared system
 /// value" without saying which).

@@ -6,8 +6,8 @@ use super::error::{EmuError, ErrorKind, err};
 use super::fp;
 use super::machine::{AttributeData, Machine, Options, Program, Stage, VaryingData};
 use super::memory::{
-    RegionKind, SSBO_BASE, SSBO_STRIDE, Stream, TLS_BASE, TLS_STRIDE, UBO_BASE, UBO_SIZE, UBO_STRIDE, WLS_BASE,
-    WLS_STRIDE, bytes_to_words, idvs_record, words_to_bytes,
+    RegionKind, SAMPLE_POSITIONS, SAMPLE_POSITIONS_BASE, SSBO_BASE, SSBO_STRIDE, Stream, TLS_BASE, TLS_STRIDE,
+    UBO_BASE, UBO_SIZE, UBO_STRIDE, WLS_BASE, WLS_STRIDE, bytes_to_words, idvs_record, words_to_bytes,
 };
 use crate::emit::meta::{FauSource, Metadata, Variant};
 use crate::exec::io::{Inputs, Outputs, RegKey};
@@ -265,6 +265,9 @@ pub fn prepare(
             m.memory.map(base, vec![0; meta.tls_size as usize], RegionKind::Tls(lane), true)?;
         }
         m.env.wls_pointer[lane] = WLS_BASE + u64::from(m.env.workgroup[lane]) * WLS_STRIDE;
+    }
+    if stage == Stage::Fragment {
+        m.memory.map(SAMPLE_POSITIONS_BASE, SAMPLE_POSITIONS.to_vec(), RegionKind::SamplePositions, false)?;
     }
     if meta.wls_size > 0 {
         for g in 0..groups.len() as u32 {

@@ -3,7 +3,7 @@
 //! the flow rules (docs/emulator.md §2–§4).
 
 use super::error::{EmuError, ErrorKind, err};
-use super::memory::{CODE_BASE, Memory, Place};
+use super::memory::{CODE_BASE, Memory, Place, SAMPLE_POSITIONS_BASE};
 use crate::exec::LANES;
 use crate::exec::texture::Texture;
 use crate::valhall::tables::{Opcode, SrcInfo, WidenKind};
@@ -574,7 +574,7 @@ impl Machine {
             (0, 2) => Ok(0),
             (0, 4) => unsupported("framebuffer_size"),
             (0, 5) => Ok(ATEST_DATUM),
-            (0, 6) => unsupported("sample"),
+            (0, 6) => Ok(SAMPLE_POSITIONS_BASE),
             (0, 8..=15) => Ok(u64::from(BLEND_DESCRIPTOR_TAG | u32::from(entry - 8))),
             (1, 1) => Ok(self.env.tls_pointer[lane]),
             (1, 3) => Ok(self.env.wls_pointer[lane]),

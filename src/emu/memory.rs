@@ -8,6 +8,7 @@
 //! | TLS of lane l | `0x30_0000_0000 + l·0x100_0000` | `tls_size` |
 //! | WLS of workgroup g | `0x40_0000_0000 + g·0x100_0000` | `wls_size` |
 //! | IDVS record of linear index i | `0x50_0000_0000 + i·0x1000` | 4 KiB, stores only |
+//! | sample positions (fragment shaders; the `sample` FAU special) | `0x58_0000_0000` | 4 bytes, read-only |
 //! | image i (`IMAGE[i]`) | `0x70_0000_0000 + i·0x1_0000_0000` | the image's texels (`exec::image`) |
 //! | sink of image i | image base + `0xFFFF_FF00` | 16 bytes: reads zero, writes are dropped |
 //!
@@ -37,6 +38,10 @@ pub const WLS_STRIDE: u64 = 0x100_0000;
 pub const IDVS_BASE: u64 = 0x50_0000_0000;
 pub const IDVS_RECORD: u64 = 0x1000;
 pub const IDVS_RECORDS: u64 = 0x1_0000;
+/// The sample-position table of a one-sample framebuffer: sample 0 at the pixel centre, two
+/// signed 16-bit coordinates in 1/256 of a pixel (x low).
+pub const SAMPLE_POSITIONS_BASE: u64 = 0x58_0000_0000;
+pub const SAMPLE_POSITIONS: [u8; 4] = [0x80, 0x00, 0x80, 0x00];
 pub const IMAGE_BASE: u64 = 0x70_0000_0000;
 pub const IMAGE_STRIDE: u64 = 0x1_0000_0000;
 /// Offset of an image's sink from its base.
@@ -57,6 +62,8 @@ pub enum RegionKind {
     Image(u32),
     /// Where out-of-bounds image accesses of image i go: reads zero, ignores writes.
     ImageSink(u32),
+    /// The sample-position table (read-only).
+    SamplePositions,
     /// Plain memory mapped by a test.
     Global,
 }
@@ -243,6 +250,7 @@ pub fn describe(kind: RegionKind) -> String {
         RegionKind::Wls(g) => format!("the shared memory of workgroup {g}"),
         RegionKind::Image(i) => format!("image {i}"),
         RegionKind::ImageSink(i) => format!("the out-of-bounds sink of image {i}"),
+        RegionKind::SamplePositions => "the sample-position table".to_string(),
         RegionKind::Global => "global memory".to_string(),
     }
 }

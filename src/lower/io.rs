@@ -629,6 +629,37 @@ fn load_var_special(ctx: &mut Ctx, index: i64, count: usize) -> crate::ir::Value
     ctx.entry_builder().message(mach, &[source], &[], count)
 }
 
+/// The sample ID: `(r61 >> 16) & 0x1F` (higher bits of r61 read back garbage).
+fn sample_id(ctx: &mut Ctx) -> Value {
+    let r61 = preload(ctx, 61);
+    let shifted = ctx.entry_builder().shr(false, r61, Src::konst(16));
+    ctx.entry_builder().and(shifted, Src::konst(0x1F))
+}
+
+/// gl_SamplePosition: entry `sample_id` of the driver's sample-position table, whose 64-bit
+/// address is the `sample` FAU special. An entry is two signed 16-bit coordinates in 1/256 of
+/// a pixel (x in the low half). The address add keeps its carry (the table's placement is the
+/// driver's).
+fn sample_position(ctx: &mut Ctx) -> [Value; 2] {
+    let id = sample_id(ctx);
+    let offset = ctx.entry_builder().shl(id, Src::konst(2));
+    let base = |high: bool| Src::new(Operand::Special(special_word("sample", high)));
+    let mut b = ctx.entry_builder();
+    let lo = b.iadd(base(false), offset);
+    let carry = b.icmp(false, Condition::Lt, lo, base(false), ResultType::I1);
+    let hi = b.iadd(base(true), carry);
+    let mut mach = Instr::new(Op::LOAD_I32);
+    let _ = mach.set_flag("unsigned", true);
+    let _ = mach.set_slot(Slot::Slot0);
+    let list = b.message(mach, &[Src::new(Operand::Pair(lo, hi))], &[], 1);
+    let word = ctx.shader.get(list)[0];
+    [0, 1].map(|half| {
+        let mut b = ctx.entry_builder();
+        let fixed = b.op(Op::S16_TO_F32, &[Src::new(word).swizzle(half)]);
+        b.fmul(fixed, Src::f32(1.0 / 256.0))
+    })
+}
+
 fn frag_w(ctx: &mut Ctx) -> Value {
     if let Some(w) = ctx.io.frag_w {
         return w;
@@ -679,6 +710,7 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
         }
         SemanticName::Drawid if ctx.options.gpu.arch < 10 => "sysval",
         SemanticName::SubgroupSize => "constant",
+        SemanticName::Samplepos => "sample_positions",
         SemanticName::SubgroupInvocation
         | SemanticName::SubgroupEqMask
         | SemanticName::SubgroupGeMask
@@ -699,6 +731,9 @@ pub fn system_value(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
         }
         None => {
             ctx.unsupported(&format!("system value {}", name.name()), "it is not available in this stage");
+            // Reported once per register, not once per component read.
+            let zero = ctx.entry_builder().konst(0);
+            ctx.io.system_values.insert(index, [zero; 4]);
             Operand::Const(0)
         }
     }
@@ -744,12 +779,10 @@ fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
         (Stage::Vertex, SemanticName::Baseinstance) => [sysval_vec3(ctx, "base_instance", zero)[0], zero, zero, zero],
         (Stage::Vertex, SemanticName::Drawid) if ctx.options.gpu.arch >= 10 => [preload(ctx, 62), zero, zero, zero],
         (Stage::Vertex, SemanticName::Drawid) => [sysval_vec3(ctx, "draw_id", zero)[0], zero, zero, zero],
-        (Stage::Fragment, SemanticName::Sampleid) => {
-            let r61 = preload(ctx, 61);
-            // (r61 >> 16) & 0x1F
-            let shifted = ctx.entry_builder().shr(false, r61, Src::konst(16));
-            let id = ctx.entry_builder().and(shifted, Src::konst(0x1F));
-            [id, zero, zero, zero]
+        (Stage::Fragment, SemanticName::Sampleid) => [sample_id(ctx), zero, zero, zero],
+        (Stage::Fragment, SemanticName::Samplepos) => {
+            let [x, y] = sample_position(ctx);
+            [x, y, zero, zero]
         }
         (Stage::Fragment, SemanticName::Samplemask) => {
             let r61 = preload(ctx, 61);
@@ -1175,7 +1208,12 @@ fn fragment_outputs(ctx: &mut Ctx) {
 }
 
 fn special(name: &str) -> Special {
-    Special::named(name, false).unwrap_or(Special { page: 0, entry: 0, high: false })
+    special_word(name, false)
+}
+
+/// Word `high` of the special FAU value `name`.
+fn special_word(name: &str, high: bool) -> Special {
+    Special::named(name, high).unwrap_or(Special { page: 0, entry: 0, high })
 }
 
 fn vertex_outputs(ctx: &mut Ctx) {
