@@ -613,3 +613,32 @@ IMM[0] FLT32 {{0.0, 1.0, 3.0, 0.5}}
         assert!(report.compared > 16, "{discard}: compared {}", report.compared);
     }
 }
+
+/// gl_Layer in a fragment shader, as an input (`IN[i], LAYER`, st/mesa's form) and as a system
+/// value: byte 0 of the preloaded r62, which the emulator fills from the inputs' layer (5 in the
+/// interpreter's inputs, so a read of anything else mismatches).
+#[test]
+fn fragment_layer_reads_r62() {
+    let text = "FRAG
+DCL IN[0], LAYER, CONSTANT
+DCL IN[1], GENERIC[0], PERSPECTIVE
+DCL SV[0], LAYER
+DCL OUT[0], COLOR
+DCL TEMP[0]
+  0: U2F TEMP[0].x, IN[0].xxxx
+  1: U2F TEMP[0].y, SV[0].xxxx
+  2: ADD TEMP[0].zw, IN[1].xxyy, IN[0].xxxy
+  3: MOV OUT[0], TEMP[0]
+  4: END
+";
+    let compiled = tgsi2va::compile::compile(text, &Default::default()).unwrap_or_else(|d| panic!("{:?}", d.0));
+    let asm = &compiled.listings()[0].1;
+    assert!(asm.contains("U8_TO_U32.discard r1, r62.b0"), "{asm}");
+    let sources: Vec<(&str, &str)> =
+        compiled.meta.system_values.iter().map(|s| (s.register.as_str(), s.source.as_str())).collect();
+    assert_eq!(sources, [("IN[0]", "preload"), ("SV[0]", "preload")]);
+    let options = tgsi2va::verify::Options { seeds: 8, ..Default::default() };
+    let report = tgsi2va::verify::verify(text, &options).unwrap_or_else(|e| panic!("{e}"));
+    assert!(report.passed(), "{:?}", report.mismatches.first());
+    assert!(report.compared >= 8 * 16, "compared {}", report.compared);
+}

@@ -134,11 +134,11 @@ fn precise_rejections() {
 /// component read.
 #[test]
 fn an_unavailable_system_value_is_reported_once() {
-    let text = "FRAG\nDCL SV[0], LAYER\nDCL OUT[0], COLOR\n  0: MOV OUT[0], SV[0].xyzw\n  1: ADD OUT[0], SV[0].xxxx, SV[0].yyyy\n  2: END\n";
+    let text = "FRAG\nDCL SV[0], VIEWPORT_INDEX\nDCL OUT[0], COLOR\n  0: MOV OUT[0], SV[0].xyzw\n  1: ADD OUT[0], SV[0].xxxx, SV[0].yyyy\n  2: END\n";
     let program = tgsi2va::tgsi::parse(text).unwrap();
     let Err(d) = tgsi2va::lower::lower(&program, &Options::default()) else { panic!("lowered") };
     let messages: Vec<&str> = d.0.iter().map(|d| d.message.as_str()).collect();
-    assert_eq!(messages, ["system value LAYER cannot be compiled for Valhall"]);
+    assert_eq!(messages, ["system value VIEWPORT_INDEX cannot be compiled for Valhall"]);
 }
 
 /// A matrix product whose rows run past a declared range is rejected by the checker, naming the

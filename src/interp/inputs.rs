@@ -12,7 +12,8 @@
 //!   thread ids `(4b + lane, 0, 0)` inside a block of the declared fixed size (or 64×1×1), block
 //!   ids and grid sizes consistent with them, subgroup = the quad (size 4, invocation = lane);
 //!   fragment POSITION = pixel `(2X + (lane & 1) + ½, 2Y + (lane >> 1) + ½, z, 1)`, FACE front,
-//!   sample id 0, sample mask 1, helper 0;
+//!   sample id 0, sample mask 1, sample position (½, ½), helper 0, LAYER 5 (input or system
+//!   value: the emulator's r62 byte 0);
 //! * every declared BUFFER gets 1024 words (floats `k/16`, or small integers if the program
 //!   uses atomics on it);
 //! * textures are left to the defaults (`Texture::default_for` per declared target);
@@ -243,6 +244,8 @@ fn system_value(
         S::Sampleid | S::HelperInvocation | S::PrimId if sv => [0; 4],
         S::Samplemask if sv => [1, 0, 0, 0],
         S::Samplepos => [f(0.5), f(0.5), 0, 0],
+        // Layer 5 of a layered framebuffer (not 0, so that reading it is tested).
+        S::Layer if processor == Processor::Frag => [5, 0, 0, 0],
         _ => return None,
     })
 }

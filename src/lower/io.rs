@@ -458,6 +458,17 @@ fn load_fragment_input(ctx: &mut Ctx, index: i64) -> [Value; 4] {
             });
             return [face, zero, zero, one];
         }
+        SemanticName::Layer => {
+            // gl_Layer is no varying either: the hardware preloads it.
+            ctx.io.system_value_meta.push(meta::SystemValue {
+                register: indexed_name("IN", index),
+                semantic: "LAYER".into(),
+                source: "preload".into(),
+            });
+            let layer = layer_id(ctx);
+            let zero = ctx.entry_builder().konst(0);
+            return [layer, zero, zero, zero];
+        }
         SemanticName::Pcoord => {
             // The point coordinate is no varying: the metadata names the register that holds
             // it, so a driver (or the emulator) knows what LD_VAR_SPECIAL 0–1 must return.
@@ -636,6 +647,12 @@ fn sample_id(ctx: &mut Ctx) -> Value {
     ctx.entry_builder().and(shifted, Src::konst(0x1F))
 }
 
+/// The layer (or view index) of a fragment: byte 0 of r62.
+fn layer_id(ctx: &mut Ctx) -> Value {
+    let r62 = preload(ctx, 62);
+    ctx.entry_builder().op(Op::U8_TO_U32, &[Src::new(r62).lane(0)])
+}
+
 /// gl_SamplePosition: entry `sample_id` of the driver's sample-position table, whose 64-bit
 /// address is the `sample` FAU special. An entry is two signed 16-bit coordinates in 1/256 of
 /// a pixel (x in the low half). The address add keeps its carry (the table's placement is the
@@ -780,6 +797,7 @@ fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
         (Stage::Vertex, SemanticName::Drawid) if ctx.options.gpu.arch >= 10 => [preload(ctx, 62), zero, zero, zero],
         (Stage::Vertex, SemanticName::Drawid) => [sysval_vec3(ctx, "draw_id", zero)[0], zero, zero, zero],
         (Stage::Fragment, SemanticName::Sampleid) => [sample_id(ctx), zero, zero, zero],
+        (Stage::Fragment, SemanticName::Layer) => [layer_id(ctx), zero, zero, zero],
         (Stage::Fragment, SemanticName::Samplepos) => {
             let [x, y] = sample_position(ctx);
             [x, y, zero, zero]
