@@ -665,10 +665,7 @@ fn sample_position(ctx: &mut Ctx) -> [Value; 2] {
     let lo = b.iadd(base(false), offset);
     let carry = b.icmp(false, Condition::Lt, lo, base(false), ResultType::I1);
     let hi = b.iadd(base(true), carry);
-    let mut mach = Instr::new(Op::LOAD_I32);
-    let _ = mach.set_flag("unsigned", true);
-    let _ = mach.set_slot(Slot::Slot0);
-    let list = b.message(mach, &[Src::new(Operand::Pair(lo, hi))], &[], 1);
+    let list = b.message(super::memory::global_load(1, 0), &[Src::new(Operand::Pair(lo, hi))], &[], 1);
     let word = ctx.shader.get(list)[0];
     [0, 1].map(|half| {
         let mut b = ctx.entry_builder();
@@ -1380,23 +1377,15 @@ pub fn finish_metadata(ctx: &mut Ctx) {
     m.textures = ctx.io.textures.values().cloned().collect();
     m.ubos = ctx.io.ubos.iter().copied().collect();
     m.flags = ctx.io.flags;
-    // The properties read here, in one walk over the statements (the last one of each wins,
-    // as `Program::property` answers).
-    let mut early_depth_stencil = None;
-    let mut block = [None; 3];
-    for p in ctx.program.properties() {
-        let slot = match p.name.canonical() {
-            PropertyName::FsEarlyDepthStencil => &mut early_depth_stencil,
-            PropertyName::CsFixedBlockWidth => &mut block[0],
-            PropertyName::CsFixedBlockHeight => &mut block[1],
-            PropertyName::CsFixedBlockDepth => &mut block[2],
-            _ => continue,
-        };
-        *slot = Some(p.value);
-    }
+    let [early_depth_stencil, width, height, depth] = ctx.program.property_values([
+        PropertyName::FsEarlyDepthStencil,
+        PropertyName::CsFixedBlockWidth,
+        PropertyName::CsFixedBlockHeight,
+        PropertyName::CsFixedBlockDepth,
+    ]);
     m.flags.early_fragment_tests = matches!(early_depth_stencil, Some(PropertyValue::Uint(v)) if v != 0);
     if ctx.stage == Stage::Compute {
-        let dims = block.map(|value| match value {
+        let dims = [width, height, depth].map(|value| match value {
             Some(PropertyValue::Uint(v)) => Some(v),
             _ => None,
         });

@@ -748,13 +748,18 @@ fn ld_buffer(ctx: &mut Ctx, n: usize, offset: Src, handle: Src) -> Vec<Value> {
 
 /// `LOAD.i{32·n}.unsigned` from a 64-bit address.
 fn load_global(ctx: &mut Ctx, n: usize, address: Address) -> Vec<Value> {
+    let list = ctx.builder().message(global_load(n, address.offset), &[address.src()], &[], n);
+    ctx.shader.get(list).to_vec()
+}
+
+/// `LOAD.i{32·n}.unsigned` (slot 0) of the bytes at `offset` past the 64-bit address it reads.
+pub(super) fn global_load(n: usize, offset: i64) -> Instr {
     let op = [Op::LOAD_I32, Op::LOAD_I64, Op::LOAD_I96, Op::LOAD_I128][n - 1];
     let mut mach = Instr::new(op);
     let _ = mach.set_flag("unsigned", true);
     let _ = mach.set_slot(Slot::Slot0);
-    let _ = mach.set_imm("offset", address.offset);
-    let list = ctx.builder().message(mach, &[address.src()], &[], n);
-    ctx.shader.get(list).to_vec()
+    let _ = mach.set_imm("offset", offset);
+    mach
 }
 
 fn vector_size(n: usize) -> VectorSize {

@@ -76,7 +76,20 @@ impl Program {
 
     /// The value of a property, if the shader sets it (the last one wins).
     pub fn property(&self, name: PropertyName) -> Option<PropertyValue> {
-        self.properties().filter(|p| p.name.canonical() == name).last().map(|p| p.value)
+        let [value] = self.property_values([name]);
+        value
+    }
+
+    /// [`Program::property`] of each of `names`, in one walk over the statements.
+    pub fn property_values<const N: usize>(&self, names: [PropertyName; N]) -> [Option<PropertyValue>; N] {
+        let mut values = [None; N];
+        for p in self.properties() {
+            let name = p.name.canonical();
+            if let Some(k) = names.iter().position(|&n| n == name) {
+                values[k] = Some(p.value);
+            }
+        }
+        values
     }
 
     /// Sets every span in the tree to the empty span at 0, so that trees parsed from different
