@@ -76,9 +76,7 @@ fn legalize(shader: &mut Shader, block: Block, id: InstId) {
     // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
     // so `fuse_immediate_add` and `encode_constants` would change nothing.
     if summary.rewrite != 0 {
-        if facts.fusable {
-            fuse_immediate_add(shader, id);
-        }
+        fuse_immediate_add(shader, id);
         encode_constants(shader, block, id);
     }
     // Steps 1 and 2 only turn constants into other entries or registers: an instruction with
@@ -92,8 +90,6 @@ fn legalize(shader: &mut Shader, block: Block, id: InstId) {
 #[derive(Clone, Copy, Debug, Default)]
 struct OpFacts {
     n_srcs: u8,
-    /// `IADD.s32`, `IADD.u32` or `FADD.f32` (step 1 may fuse them).
-    fusable: bool,
     /// Per source: whether it has byte lanes, and the swizzle and widen fields with which a
     /// table entry reads its own value ([`Summary::of`]).
     lanes: [bool; MAX_SOURCES],
@@ -108,11 +104,7 @@ fn op_facts(op: Opcode) -> &'static OpFacts {
     static TABLE: [OnceLock<OpFacts>; INSTRUCTION_COUNT] = [const { OnceLock::new() }; INSTRUCTION_COUNT];
     TABLE[op as usize].get_or_init(|| {
         let info = op.info();
-        let mut facts = OpFacts {
-            n_srcs: info.srcs.len() as u8,
-            fusable: matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32 | Opcode::FADD_F32),
-            ..OpFacts::default()
-        };
+        let mut facts = OpFacts { n_srcs: info.srcs.len() as u8, ..OpFacts::default() };
         for (k, s) in info.srcs.iter().enumerate() {
             facts.lanes[k] = s.widen_kind == WidenKind::Lanes;
             facts.identity[k] = (s.default_swizzle(), s.default_widen());
@@ -275,14 +267,10 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
 }
 
 fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
+    // (Called only when `Summary` found a constant or byte-lane source to rewrite.)
     let inst = shader.inst(id);
     let info = inst.mach.info();
-    // Most instructions have neither a constant nor a byte-lane source: nothing to do.
-    let lanes = |k: usize, sinfo: &SrcInfo| sinfo.widen_kind == WidenKind::Lanes && inst.srcs[k].widen == 0;
     let has_const = inst.srcs[..info.srcs.len()].iter().any(|s| matches!(s.operand, Operand::Const(_)));
-    if !has_const && !info.srcs.iter().enumerate().any(|(k, sinfo)| lanes(k, sinfo)) {
-        return;
-    }
     let signed = has_const && crate::emu::is_signed(inst.mach.opcode, &inst.mach.mods);
     let mut srcs = inst.srcs;
     // A byte-lane source (shift amounts, lane numbers) left at the reserved 0 reads its low

@@ -32,8 +32,7 @@ fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
     if inst.dead || inst.kind != InstKind::Machine || inst.mach.opcode != Opcode::FADD_F32 || inst.mach.flow != 0 {
         return None;
     }
-    let addend = inst.srcs[1];
-    if addend.operand != Operand::Const(NEG_ZERO) || !addend.is_plain() || inst.srcs[0].swizzle != 0 {
+    if !adds_negative_zero(&inst.srcs) || inst.srcs[0].swizzle != 0 {
         return None;
     }
     Some((inst.srcs[0], inst.mach.clamp()?))
