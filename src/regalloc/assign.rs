@@ -84,23 +84,21 @@ pub struct Assigner<'a> {
     /// Read vectors each value belongs to (group index, position).
     /// (Flat arrays rather than a vector per value or group: most values are in none.)
     /// Read vectors (staging reads, 64-bit pairs): the values of vector `g` are
-    /// `group_values[group_start[g]..group_start[g + 1]]`; `group_base[g]` its chosen base.
+    /// `group_values[groups[g].start..groups[g].end]`.
     group_values: Vec<Value>,
-    group_start: Vec<u32>,
-    group_base: Vec<u8>,
+    groups: Vec<Group>,
     /// The read vectors of each value, as lists in vector order threaded through this array
     /// from `ValueState::first_member` (no array over all values: most are in no vector).
     member_of: Vec<Member>,
     /// Per instruction (by index): a machine instruction of the shape
     /// `process_simple_machine` handles.
     simple: Vec<bool>,
-    entry: Vec<Option<Vec<(Value, Reg)>>>,
+    /// Per block (by index); one array rather than one per field (fewer allocations).
+    block_state: Vec<BlockState>,
     /// Where each live-out value of a visited block is at its end, in live-out order: block `b`
-    /// has `exit_regs[exit_range[b].0..exit_range[b].1]` (`NOT_VISITED` before its visit).
+    /// has `exit_regs[exit.0..exit.1]` of its `BlockState` (`NOT_VISITED` before its visit).
     /// One array for all blocks rather than a vector per block.
     exit_regs: Vec<(Value, Reg)>,
-    exit_range: Vec<(u32, u32)>,
-    out: Vec<Vec<MachInst>>,
     preload: u16,
     /// See [`Assigned::max_demand`].
     max_demand: u32,
@@ -161,6 +159,26 @@ impl ValueState {
         }
         self.last_pos = pos;
     }
+}
+
+/// A read vector: its values are `Assigner::group_values[start..end]`; `base` is its chosen
+/// first register (`NONE` while undecided).
+#[derive(Clone, Copy)]
+struct Group {
+    start: u32,
+    end: u32,
+    base: u8,
+}
+
+/// What the allocator keeps per block.
+#[derive(Clone, Default)]
+struct BlockState {
+    /// Where the live-in values and φ results are at its start (set when it is visited).
+    entry: Option<Vec<(Value, Reg)>>,
+    /// Its range of `Assigner::exit_regs` (`NOT_VISITED` before its visit).
+    exit: (u32, u32),
+    /// Its machine instructions.
+    out: Vec<MachInst>,
 }
 
 /// A value's place in a read vector, and the index of its next one.
@@ -252,15 +270,12 @@ impl<'a> Assigner<'a> {
             hint_mask: 0,
             block_stamp: 0,
             group_values: Vec::with_capacity(32),
-            group_start: Vec::with_capacity(17),
-            group_base: Vec::with_capacity(16),
+            groups: Vec::with_capacity(16),
             member_of: Vec::new(),
             simple: vec![false; shader.insts.len()],
-            entry: vec![None; nb],
+            block_state: vec![BlockState { entry: None, exit: NOT_VISITED, out: Vec::new() }; nb],
             // Sized once from what they will hold (growing them costs more than the slack).
             exit_regs: Vec::with_capacity(live.live_out_total()),
-            exit_range: vec![NOT_VISITED; nb],
-            out: vec![Vec::new(); nb],
             preload: 0,
             max_demand: 0,
             demand_limit: u32::MAX,
@@ -268,7 +283,6 @@ impl<'a> Assigner<'a> {
             use_buf: Vec::with_capacity(3 * longest),
             use_start_buf: Vec::with_capacity(longest + 1),
         };
-        a.group_start.push(0);
         // Straight-line code (one block, no edge; most shaders) has its vectors collected by
         // the first walk over its block, before any value gets a register: one walk fewer.
         a.groups_pending = nb == 1 && shader.blocks[0].preds.is_empty();
@@ -354,9 +368,10 @@ impl<'a> Assigner<'a> {
         // Each value's vectors: the lists are built back to front, so that each ends up in
         // vector order (by position within a vector).
         self.member_of.reserve_exact(self.group_values.len());
-        for g in (0..self.group_base.len()).rev() {
-            let lo = self.group_start[g] as usize;
-            for k in (lo..self.group_start[g + 1] as usize).rev() {
+        for g in (0..self.groups.len()).rev() {
+            let Group { start, end, .. } = self.groups[g];
+            let lo = start as usize;
+            for k in (lo..end as usize).rev() {
                 let st = &mut self.vals[self.group_values[k].index()];
                 let next = st.first_member;
                 st.first_member = self.member_of.len() as u32;
@@ -374,19 +389,20 @@ impl<'a> Assigner<'a> {
                 self.hint_mask |= regs::bit(base + i as u8);
             }
         }
+        let start = self.group_values.len() as u32;
         self.group_values.extend_from_slice(values);
-        self.group_start.push(self.group_values.len() as u32);
-        self.group_base.push(fixed.unwrap_or(NONE));
+        self.groups.push(Group { start, end: self.group_values.len() as u32, base: fixed.unwrap_or(NONE) });
     }
 
     /// The values of read vector `g`.
     fn group(&self, g: usize) -> &[Value] {
-        &self.group_values[self.group_start[g] as usize..self.group_start[g + 1] as usize]
+        let Group { start, end, .. } = self.groups[g];
+        &self.group_values[start as usize..end as usize]
     }
 
     /// Where the live-out values of `b` are at its end, once `b` has been visited.
     fn exit_of(&self, b: Block) -> Option<&[(Value, Reg)]> {
-        let (start, end) = self.exit_range[b.index()];
+        let (start, end) = self.block_state[b.index()].exit;
         ((start, end) != NOT_VISITED).then(|| &self.exit_regs[start as usize..end as usize])
     }
 
@@ -531,8 +547,9 @@ impl<'a> Assigner<'a> {
         while k != NO_MEMBER {
             let Member { group: g, pos: i, next } = self.member_of[k as usize];
             k = next;
-            if self.group_base[g as usize] != NONE {
-                let want = self.group_base[g as usize].wrapping_add(i);
+            let group_base = self.groups[g as usize].base;
+            if group_base != NONE {
+                let want = group_base.wrapping_add(i);
                 if want < 64 && avail & regs::bit(want) != 0 {
                     return Some(want);
                 }
@@ -587,7 +604,7 @@ impl<'a> Assigner<'a> {
             let Member { group: g, pos: i, next } = self.member_of[k as usize];
             k = next;
             let g = g as usize;
-            if self.group_base[g] != NONE || r < i || (r - i) % 2 != 0 {
+            if self.groups[g].base != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
             }
             let base = r - i;
@@ -595,7 +612,7 @@ impl<'a> Assigner<'a> {
             if regs::range(base, n).is_none_or(|m| m & self.allowed != m) {
                 continue;
             }
-            self.group_base[g] = base;
+            self.groups[g].base = base;
             for j in 0..n as usize {
                 let w = self.group(g)[j];
                 if self.vals[w.index()].hint == NONE && self.vals[w.index()].loc == NONE {
@@ -614,7 +631,8 @@ impl<'a> Assigner<'a> {
             self.process_block(b)?;
         }
         let mut blocks = Vec::with_capacity(layout.len());
-        let mut pos_of = vec![usize::MAX; s.blocks.len()];
+        // (Inline for small programs: one allocation fewer per assignment.)
+        let mut pos_of: SmallVec<[usize; 16]> = SmallVec::from_elem(usize::MAX, s.blocks.len());
         for (i, b) in layout.iter().enumerate() {
             pos_of[b.index()] = i;
         }
@@ -636,8 +654,9 @@ impl<'a> Assigner<'a> {
                 Terminator::End => MachTerm::End,
             };
             let mut mb = MachBlock::new(term);
-            mb.insts = std::mem::take(&mut self.out[b.index()]);
-            mb.live_in = self.entry[b.index()].take().unwrap_or_default();
+            let state = &mut self.block_state[b.index()];
+            mb.insts = std::mem::take(&mut state.out);
+            mb.live_in = state.entry.take().unwrap_or_default();
             mb.ir_block = Some(b.0);
             blocks.push(mb);
         }
@@ -745,7 +764,7 @@ impl<'a> Assigner<'a> {
                 }
             }
         }
-        self.entry[b.index()] = Some(entry);
+        self.block_state[b.index()].entry = Some(entry);
         for &p in processed.iter().filter(|_| preds.len() > 1) {
             self.edge_copies(p, b)?;
         }
@@ -760,7 +779,7 @@ impl<'a> Assigner<'a> {
             let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
             self.process_inst(b, pos as u32, id, inst, read, &mut out)?;
         }
-        self.out[b.index()] = out;
+        self.block_state[b.index()].out = out;
         self.use_buf = uses;
         self.use_start_buf = use_start;
         // Exit state.
@@ -772,9 +791,9 @@ impl<'a> Assigner<'a> {
             }
             self.exit_regs.push((v, r));
         }
-        self.exit_range[b.index()] = (start, self.exit_regs.len() as u32);
+        self.block_state[b.index()].exit = (start, self.exit_regs.len() as u32);
         for succ in s.succs(b) {
-            if self.entry[succ.index()].is_some() {
+            if self.block_state[succ.index()].entry.is_some() {
                 self.edge_copies(b, succ)?;
             }
         }
@@ -784,10 +803,10 @@ impl<'a> Assigner<'a> {
     /// The parallel copy on the edge `p → s` (appended to `p`, which has no other successor).
     fn edge_copies(&mut self, p: Block, s_block: Block) -> Result<(), AssignError> {
         let s = self.shader;
-        let (start, end) = self.exit_range[p.index()];
+        let (start, end) = self.block_state[p.index()].exit;
         let exit: &[(Value, Reg)] =
             if (start, end) == NOT_VISITED { &[] } else { &self.exit_regs[start as usize..end as usize] };
-        let entry = self.entry[s_block.index()].as_deref().unwrap_or_default();
+        let entry = self.block_state[s_block.index()].entry.as_deref().unwrap_or_default();
         let pred_index = s.block(s_block).preds.iter().position(|q| *q == p);
         // Register of each value at the end of `p` (the first entry wins), reset below.
         let vals = &mut self.vals;
@@ -836,7 +855,7 @@ impl<'a> Assigner<'a> {
         }
         let free = self.allowed & !used;
         let temp = (free != 0).then(|| free.trailing_zeros() as Reg);
-        parcopy::emit(&copies, temp, &mut self.out[p.index()]);
+        parcopy::emit(&copies, temp, &mut self.block_state[p.index()].out);
         Ok(())
     }
 

@@ -17,13 +17,14 @@
 
 use crate::ir::dom::DomTree;
 use crate::ir::{Block, InstId, InstKind, Operand, Shader, Terminator, Value};
+use smallvec::SmallVec;
 
 /// The prepared shader and its layout.
 pub struct Prepared {
     pub shader: Shader,
     /// Reachable blocks in layout order, new blocks included.
     pub layout: Vec<Block>,
-    /// Blocks made by edge splitting (indexed by IR block).
+    /// Blocks made by edge splitting (indexed by IR block; empty when no edge was split).
     pub split: Vec<bool>,
     /// The dominator tree of `shader` when preparing did not change its control flow (the
     /// tree of the input, which preparing needed anyway); `None` for straight-line code or
@@ -73,7 +74,8 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     // 2. Preloads first; one value per register.
     let mut first_of: [Option<Value>; 64] = [None; 64];
     let mut renames: Vec<(Value, Value)> = Vec::new();
-    let mut preloads = Vec::new();
+    // (Inline: a program preloads a few registers.)
+    let mut preloads: SmallVec<[InstId; 8]> = SmallVec::new();
     // Preloads left in place at the top of the entry block.
     let mut entry_prefix = 0;
     for b in 0..n {
@@ -99,34 +101,32 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
         if !reachable(Block(b as u32)) || !shader.blocks[b].insts.iter().any(is_preload) {
             continue;
         }
-        let ids = std::mem::take(&mut shader.blocks[b].insts);
-        let mut rest = Vec::with_capacity(ids.len());
-        for id in ids {
-            let inst = *shader.inst(id);
-            match inst.kind {
-                InstKind::Preload(r) if !inst.dead => {
-                    let v = shader.get(inst.dests)[0];
-                    match first_of[r as usize] {
-                        Some(first) => {
-                            renames.push((v, first));
-                            shader.inst_mut(id).dead = true;
-                        }
-                        None => {
-                            first_of[r as usize] = Some(v);
-                            preloads.push(id);
-                        }
-                    }
-                }
-                _ => rest.push(id),
+        // The preloads leave the list in place (it is taken out only to read the instructions).
+        let mut ids = std::mem::take(&mut shader.blocks[b].insts);
+        ids.retain(|&id| {
+            let inst = shader.inst(id);
+            let InstKind::Preload(r) = inst.kind else { return true };
+            if inst.dead {
+                return true;
             }
-        }
-        shader.blocks[b].insts = rest;
+            let v = shader.get(inst.dests)[0];
+            match first_of[r as usize] {
+                Some(first) => {
+                    renames.push((v, first));
+                    shader.inst_mut(id).dead = true;
+                }
+                None => {
+                    first_of[r as usize] = Some(v);
+                    preloads.push(id);
+                }
+            }
+            false
+        });
+        shader.blocks[b].insts = ids;
     }
     if !preloads.is_empty() {
         let entry = &mut shader.blocks[0].insts;
-        let rest = entry.split_off(entry_prefix);
-        entry.extend(preloads);
-        entry.extend(rest);
+        entry.splice(entry_prefix..entry_prefix, preloads);
     }
     if !renames.is_empty() {
         let mut map = vec![None; shader.values.len()];
@@ -145,7 +145,7 @@ pub fn prepare_owned(mut shader: Shader) -> Prepared {
     // 3. Latches and loop layout (`loops.rs`).
     let Some(dom) = dom else {
         // Straight-line code: one block, no loop, no edge to split.
-        return Prepared { shader, layout: vec![Block(0)], split: vec![false], dom: None };
+        return Prepared { shader, layout: vec![Block(0)], split: Vec::new(), dom: None };
     };
     let mut layout = super::loops::layout(&mut shader, &dom);
     // (A latch is a new block; without one the control flow is as it was.)
