@@ -1321,11 +1321,6 @@ impl<'a> Assigner<'a> {
                 debug_assert_eq!(through & !owned, 0);
                 debug_assert_eq!(owned, (0..64).filter(|&r| self.owner[r] != NO_VALUE).fold(0, |m, r| m | 1 << r));
                 let penalty = |r: u8| ((owned >> r) & 1) as i32 + ((through >> r) & 1) as i32;
-                // penalty_below[r]: the summed penalty of r0..r.
-                let mut penalty_below = [0i32; 65];
-                for r in 0..64u8 {
-                    penalty_below[r as usize + 1] = penalty_below[r as usize] + penalty(r);
-                }
                 let mut in_place_at: SmallVec<[(u8, i32); 8]> = SmallVec::new();
                 let mut in_place_bases = 0u64;
                 for (i, v) in vals.iter().enumerate() {
@@ -1336,11 +1331,23 @@ impl<'a> Assigner<'a> {
                         in_place_bases |= regs::bit(b);
                     }
                 }
-                let mut best: Option<(i32, u8)> = None;
-                let mut base = 0u8;
-                while base + n <= 64 {
-                    let Some(range) = regs::range(base, n) else { break };
-                    if range & self.allowed == range && range & (target_mask | reserved) == 0 {
+                let candidates = aligned_bases(self.allowed & !(target_mask | reserved), n);
+                // Without a value in place at a candidate base, no score exceeds 0, which the
+                // ranges holding no value reach: the first of those wins (no scoring needed).
+                let unowned = candidates & aligned_bases(!owned, n);
+                if in_place_bases & candidates == 0 && unowned != 0 {
+                    unowned.trailing_zeros() as u8
+                } else {
+                    // penalty_below[r]: the summed penalty of r0..r.
+                    let mut penalty_below = [0i32; 65];
+                    for r in 0..64u8 {
+                        penalty_below[r as usize + 1] = penalty_below[r as usize] + penalty(r);
+                    }
+                    let mut best: Option<(i32, u8)> = None;
+                    let mut rest = candidates;
+                    while rest != 0 {
+                        let base = rest.trailing_zeros() as u8;
+                        rest &= rest - 1;
                         let mut score = penalty_below[base as usize] - penalty_below[(base + n) as usize];
                         if in_place_bases & regs::bit(base) != 0 {
                             score += in_place_at.iter().filter(|(b, _)| *b == base).map(|(_, s)| s).sum::<i32>();
@@ -1349,9 +1356,8 @@ impl<'a> Assigner<'a> {
                             best = Some((score, base));
                         }
                     }
-                    base += 2;
+                    best.ok_or_else(|| err_regs("no room for a staging vector"))?.1
                 }
-                best.ok_or_else(|| err_regs("no room for a staging vector"))?.1
             };
             for (i, &v) in vals.iter().enumerate() {
                 let r = base + i as u8;
@@ -1581,26 +1587,28 @@ impl<'a> Assigner<'a> {
     /// The blend-shader call pair after a BLEND (the return address is fixed up at layout for
     /// the last BLEND).
     fn blend_call(&self, blend: &Instr, out: &mut Vec<MachInst>) {
-        let mut link = Instr::new(Opcode::IADD_IMM_I32);
-        link.dest = Dest::full(48);
-        // (Looked up by name once: the lookup compares strings.)
-        static PROGRAM_COUNTER: std::sync::OnceLock<Special> = std::sync::OnceLock::new();
-        let pc = *PROGRAM_COUNTER.get_or_init(|| {
-            Special::named("program_counter", false).unwrap_or(Special { page: 3, entry: 0, high: false })
+        // (Built once: setting the fields by name compares strings.)
+        static TEMPLATES: std::sync::OnceLock<(Instr, Instr)> = std::sync::OnceLock::new();
+        let (link, call) = TEMPLATES.get_or_init(|| {
+            let mut link = Instr::new(Opcode::IADD_IMM_I32);
+            link.dest = Dest::full(48);
+            let pc = Special::named("program_counter", false).unwrap_or(Special { page: 3, entry: 0, high: false });
+            link.srcs[0].base = Base::Special(pc);
+            let _ = link.set_imm("constant", 8);
+            let mut call = Instr::new(Opcode::BRANCHZI);
+            call.srcs[0].base = Base::Immediate(0);
+            let _ = call.set_flag("eq", true);
+            let _ = call.set_flag("absolute", true);
+            (link, call)
         });
-        link.srcs[0].base = Base::Special(pc);
-        let _ = link.set_imm("constant", 8);
-        out.push(MachInst::new(link, Origin::BlendCall));
-        let mut call = Instr::new(Opcode::BRANCHZI);
-        call.srcs[0].base = Base::Immediate(0);
+        out.push(MachInst::new(*link, Origin::BlendCall));
+        let mut call = *call;
         let mut desc = match blend.srcs[0].base {
             Base::Special(sp) => sp,
             _ => Special { page: 0, entry: 0, high: false },
         };
         desc.high = true;
         call.srcs[1].base = Base::Special(desc);
-        let _ = call.set_flag("eq", true);
-        let _ = call.set_flag("absolute", true);
         out.push(MachInst::new(call, Origin::BlendCall));
     }
 }
