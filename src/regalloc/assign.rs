@@ -1332,12 +1332,8 @@ impl<'a> Assigner<'a> {
                     }
                 }
                 let candidates = aligned_bases(self.allowed & !(target_mask | reserved), n);
-                // Without a value in place at a candidate base, no score exceeds 0, which the
-                // ranges holding no value reach: the first of those wins (no scoring needed).
-                let unowned = candidates & aligned_bases(!owned, n);
-                if in_place_bases & candidates == 0 && unowned != 0 {
-                    unowned.trailing_zeros() as u8
-                } else {
+                // The best score, the lowest base among equals.
+                let score_all = || {
                     // penalty_below[r]: the summed penalty of r0..r.
                     let mut penalty_below = [0i32; 65];
                     for r in 0..64u8 {
@@ -1356,7 +1352,29 @@ impl<'a> Assigner<'a> {
                             best = Some((score, base));
                         }
                     }
-                    best.ok_or_else(|| err_regs("no room for a staging vector"))?.1
+                    best.map(|(_, base)| base)
+                };
+                // A base without a value in place scores at most 0, which the ranges holding no
+                // value reach: when there is one, the first of those competes only with the
+                // (at most n) bases where values are in place, scored one by one.
+                let unowned = candidates & aligned_bases(!owned, n);
+                if unowned != 0 {
+                    let mut best = (0, unowned.trailing_zeros() as u8);
+                    let mut rest = in_place_bases & candidates;
+                    while rest != 0 {
+                        let base = rest.trailing_zeros() as u8;
+                        rest &= rest - 1;
+                        let bonus = in_place_at.iter().filter(|(b, _)| *b == base).map(|(_, s)| s).sum::<i32>();
+                        let score = bonus - (base..base + n).map(penalty).sum::<i32>();
+                        // (Ties go to the lower base, as in `score_all`.)
+                        if score > best.0 || score == best.0 && base < best.1 {
+                            best = (score, base);
+                        }
+                    }
+                    debug_assert_eq!(Some(best.1), score_all(), "the base of a staging vector");
+                    best.1
+                } else {
+                    score_all().ok_or_else(|| err_regs("no room for a staging vector"))?
                 }
             };
             for (i, &v) in vals.iter().enumerate() {
