@@ -112,7 +112,8 @@ fn blend_calls(mach: &mut MachShader) {
             }
             let last = exit && k + 3 == n && ends_with_blend_call(&block.insts);
             let blend = &mut block.insts[k].instr;
-            let _ = blend.set_imm("target", if last { 0 } else { 2 });
+            // (Field indices looked up by name once; 0 and 2 fit both fields.)
+            blend.imms[blend_target_index()] = if last { 0 } else { 2 };
             if last {
                 blend.flow = flows::END;
             }
@@ -120,11 +121,27 @@ fn blend_calls(mach: &mut MachShader) {
                 let link = &mut block.insts[k + 1].instr;
                 if last {
                     link.srcs[0].base = Base::Immediate(0);
-                    let _ = link.set_imm("constant", 0);
+                    if link.opcode == Opcode::IADD_IMM_I32 {
+                        link.imms[link_constant_index()] = 0;
+                    } else {
+                        let _ = link.set_imm("constant", 0);
+                    }
                 }
             }
         }
     }
+}
+
+/// The index of BLEND's `target` immediate.
+fn blend_target_index() -> usize {
+    static INDEX: LazyLock<usize> = LazyLock::new(|| Opcode::BLEND.info().imm_index("target").unwrap_or(0));
+    *INDEX
+}
+
+/// The index of the `constant` immediate of `IADD_IMM.i32` (the blend call's link).
+fn link_constant_index() -> usize {
+    static INDEX: LazyLock<usize> = LazyLock::new(|| Opcode::IADD_IMM_I32.info().imm_index("constant").unwrap_or(0));
+    *INDEX
 }
 
 fn ends(mach: &mut MachShader) {
@@ -255,6 +272,12 @@ fn discard(mach: &mut MachShader) {
 }
 
 fn tex_skip(mach: &mut MachShader, ir: &Shader) {
+    let facts = &**OPCODE_FACTS;
+    // Most programs have no instruction with a `skip` modifier: nothing to analyse.
+    let has_skip = |m: &MachInst| facts[m.instr.opcode as usize].skip.is_some();
+    if !mach.blocks.iter().any(|b| b.insts.iter().any(has_skip)) {
+        return;
+    }
     let nv = ir.values.len();
     let mut required = vec![false; nv];
     let mut work = Vec::new();
@@ -303,7 +326,6 @@ fn tex_skip(mach: &mut MachShader, ir: &Shader) {
             }
         });
     }
-    let facts = &**OPCODE_FACTS;
     for block in &mut mach.blocks {
         for m in &mut block.insts {
             let Origin::Ir(id) = m.origin else { continue };
