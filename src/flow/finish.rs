@@ -234,13 +234,15 @@ fn discard(mach: &mut MachShader) {
     if mach.inst_count() == 0 {
         return;
     }
-    let needs = helper_blocks(mach);
-    if !needs.iter().any(|&x| x) {
+    // (Tested before building the per-block table: most programs use no helper.)
+    let uses = |m: &MachInst| uses_helpers(m.instr.opcode, &m.instr.mods);
+    if !mach.blocks.iter().any(|b| b.insts.iter().any(uses)) {
         // No helper is ever needed: terminate them right away.
         let first = mach.blocks.iter().position(|b| !b.insts.is_empty()).unwrap_or(0);
         place_discard(mach, first, 0, 0, false);
         return;
     }
+    let needs = helper_blocks(mach);
     let n = mach.blocks.len();
     let mut tops = Vec::new();
     let mut afters = Vec::new();
