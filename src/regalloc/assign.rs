@@ -603,20 +603,20 @@ impl<'a> Assigner<'a> {
         while k != NO_MEMBER {
             let Member { group: g, pos: i, next } = self.member_of[k as usize];
             k = next;
-            let g = g as usize;
-            if self.groups[g].base != NONE || r < i || (r - i) % 2 != 0 {
+            let group = &mut self.groups[g as usize];
+            if group.base != NONE || r < i || (r - i) % 2 != 0 {
                 continue;
             }
             let base = r - i;
-            let n = self.group(g).len() as u8;
-            if regs::range(base, n).is_none_or(|m| m & self.allowed != m) {
+            let (start, end) = (group.start as usize, group.end as usize);
+            if regs::range(base, (end - start) as u8).is_none_or(|m| m & self.allowed != m) {
                 continue;
             }
-            self.groups[g].base = base;
-            for j in 0..n as usize {
-                let w = self.group(g)[j];
-                if self.vals[w.index()].hint == NONE && self.vals[w.index()].loc == NONE {
-                    self.vals[w.index()].hint = base + j as u8;
+            group.base = base;
+            for (j, w) in self.group_values[start..end].iter().enumerate() {
+                let st = &mut self.vals[w.index()];
+                if st.hint == NONE && st.loc == NONE {
+                    st.hint = base + j as u8;
                     self.hint_mask |= regs::bit(base + j as u8);
                 }
             }
