@@ -118,12 +118,7 @@ pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostic
     };
     let mut ctx = Ctx::new(program, stage, options);
     ctx.run();
-    if ctx.errors.is_empty() {
-        let shader = ctx.finish();
-        Ok(Lowered { shader, meta: ctx.meta_out })
-    } else {
-        Err(Diagnostics(ctx.errors))
-    }
+    if ctx.errors.is_empty() { Ok(ctx.finish()) } else { Err(Diagnostics(ctx.errors)) }
 }
 
 /// A set of variables as flags indexed by variable.
@@ -1163,16 +1158,16 @@ impl<'p> Ctx<'p> {
     }
 
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
-    fn finish(&mut self) -> Shader {
-        let mut shader = std::mem::replace(&mut self.shader, Shader::new(self.stage));
+    fn finish(self) -> Lowered {
+        let Ctx { mut shader, layout, meta_out, .. } = self;
         let n = shader.blocks.len();
-        let in_order = self.layout.len() == n && self.layout.iter().enumerate().all(|(i, b)| b.index() == i);
+        let in_order = layout.len() == n && layout.iter().enumerate().all(|(i, b)| b.index() == i);
         if !in_order {
-            shader.reorder_blocks(&self.layout);
+            shader.reorder_blocks(&layout);
         }
         // Returns after one reachability walk when every block is reachable (the common case).
         crate::opt::unreachable::run(&mut shader);
-        shader
+        Lowered { shader, meta: meta_out }
     }
 }
 
