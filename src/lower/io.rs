@@ -1176,12 +1176,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
         None => Src::f32(1.0),
     };
     let atest = Instr::new(Op::ATEST);
-    let id = ctx.builder().emit(
-        atest,
-        &[Src::new(coverage), alpha, Src::new(Operand::Special(special("atest_datum")))],
-        &[],
-        1,
-    );
+    let id = ctx.builder().emit(atest, &[Src::new(coverage), alpha, Src::new(Operand::Special(*ATEST_DATUM))], &[], 1);
     coverage = ctx.shader.get(ctx.shader.inst(id).staging[0])[0];
     if depth.is_some() || stencil.is_some() {
         let mut zs = Instr::new(Op::ZS_EMIT);
@@ -1223,12 +1218,16 @@ fn fragment_outputs(ctx: &mut Ctx) {
             continue;
         }
         let color: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
-        let mut blend = Instr::new(Op::BLEND);
-        let _ = blend.set_slot(Slot::Slot0);
-        let _ = blend.set_vector_size(VectorSize::V4);
-        let _ = blend.set_register_format(RegisterFormat::Auto);
+        // The fixed fields are set by name once (each lookup compares strings).
+        static BLEND: LazyLock<Instr> = LazyLock::new(|| {
+            let mut blend = Instr::new(Op::BLEND);
+            let _ = blend.set_slot(Slot::Slot0);
+            let _ = blend.set_vector_size(VectorSize::V4);
+            let _ = blend.set_register_format(RegisterFormat::Auto);
+            blend
+        });
         let descriptor = blend_descriptor(rt);
-        ctx.builder().emit(blend, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
+        ctx.builder().emit(*BLEND, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
         ctx.io.outputs.push(meta::Output {
             register: indexed_name("OUT", index),
             semantic: semantic_text(SemanticName::Color, rt),
@@ -1249,9 +1248,8 @@ fn blend_descriptor(rt: u32) -> Operand {
     DESCRIPTORS.get(rt as usize).copied().unwrap_or(Operand::Const(0))
 }
 
-fn special(name: &str) -> Special {
-    special_word(name, false)
-}
+/// The special FAU value `atest_datum`, looked up by name once.
+static ATEST_DATUM: LazyLock<Special> = LazyLock::new(|| special_word("atest_datum", false));
 
 /// Word `high` of the special FAU value `name`.
 fn special_word(name: &str, high: bool) -> Special {
