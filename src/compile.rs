@@ -13,11 +13,12 @@ use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::emit::blob;
 use crate::emit::meta::Metadata;
 use crate::ir::verify::verify_after;
-use crate::ir::{Shader, Stage};
+use crate::ir::{InstId, Shader, Stage};
 use crate::lower::{self, Gpu};
 use crate::opt;
 use crate::valhall::Opcode;
 use crate::valhall::tables::MemoryAccess;
+use smallvec::SmallVec;
 use std::time::{Duration, Instant};
 
 /// Compilation options.
@@ -221,26 +222,38 @@ impl Compiled {
 /// varying variant without stores is dropped. When point size is written, a third variant
 /// without its store follows. The last variant built takes `shader` itself (one clone fewer).
 fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
-    let keep = |mut s: Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
-        for inst in &mut s.insts {
-            if inst.dead || !inst.is_machine() || !inst.mach.info().name.starts_with("STORE.") {
-                continue;
-            }
+    /// A store of the shader: its instruction, memory access and whether it writes point size.
+    #[derive(Clone, Copy)]
+    struct Store {
+        id: InstId,
+        access: Option<MemoryAccess>,
+        point_size: bool,
+    }
+    // The stores are found once: each variant only marks the ones it drops (a variant's
+    // arena is a copy of the shader's, so the ids hold in every variant).
+    let mut stores: SmallVec<[Store; 8]> = SmallVec::new();
+    for (i, inst) in shader.insts.iter().enumerate() {
+        if !inst.dead && inst.is_machine() && is_store(inst.mach.opcode) {
             let access = inst.mach.get::<MemoryAccess>("memory_access");
             let point_size = inst.mach.opcode == Opcode::STORE_I16;
-            if access != Some(wanted) || (drop_point_size && point_size) {
-                inst.dead = true;
+            stores.push(Store { id: InstId(i as u32), access, point_size });
+        }
+    }
+    let keep = |mut s: Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
+        for store in &stores {
+            if store.access != Some(wanted) || (drop_point_size && store.point_size) {
+                s.insts[store.id.index()].dead = true;
             }
         }
         s.compact();
         opt::dce::run(&mut s);
         s
     };
-    let has_store =
-        |s: &Shader| s.insts.iter().any(|i| !i.dead && i.is_machine() && i.mach.info().name.starts_with("STORE."));
-    let writes_point_size =
-        shader.insts.iter().any(|i| !i.dead && i.is_machine() && i.mach.opcode == Opcode::STORE_I16);
-    let mut variants = vec![("position".to_string(), keep(shader.clone(), MemoryAccess::Istream, false))];
+    // DCE keeps stores (they have side effects): a variant keeps exactly the stores it did not drop.
+    let has_store = |s: &Shader| stores.iter().any(|store| !s.inst(store.id).dead);
+    let writes_point_size = stores.iter().any(|store| store.point_size);
+    let mut variants = Vec::with_capacity(if writes_point_size { 3 } else { 2 });
+    variants.push(("position".to_string(), keep(shader.clone(), MemoryAccess::Istream, false)));
     let (varying, no_point_size) = if writes_point_size {
         let varying = keep(shader.clone(), MemoryAccess::Estream, false);
         (varying, Some(keep(shader, MemoryAccess::Istream, true)))
@@ -254,6 +267,12 @@ fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
         variants.push(("position_no_psiz".to_string(), v));
     }
     variants
+}
+
+/// `STORE.i8` … `STORE.i128` (the opcodes named `STORE.*`).
+fn is_store(opcode: Opcode) -> bool {
+    use Opcode::*;
+    matches!(opcode, STORE_I8 | STORE_I16 | STORE_I24 | STORE_I32 | STORE_I48 | STORE_I64 | STORE_I96 | STORE_I128)
 }
 
 #[cfg(test)]

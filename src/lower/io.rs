@@ -6,8 +6,8 @@ use super::operand;
 use crate::emit::meta::{self, FauSource, FauWord};
 use crate::ir::{Operand, Src, Stage, Value};
 use crate::tgsi::ast::{
-    Declaration, File, Instruction, Interpolation, Location, PixelCenter, PropertyName, PropertyValue, Register,
-    SemanticName,
+    Declaration, File, Instruction, Interpolation, Location, PixelCenter, Program, PropertyName, PropertyValue,
+    Register, SemanticName,
 };
 use crate::tgsi::opcodes::Opcode;
 use crate::valhall::Instr;
@@ -17,6 +17,7 @@ use crate::valhall::tables::{
 };
 use crate::valhall::{Opcode as Op, Special};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -209,6 +210,18 @@ impl<V: Copy> ByIndex<V> {
     }
 }
 
+/// Preloaded values by register (r0–r63).
+#[derive(Debug)]
+struct Preloads([u32; 64]);
+
+const NOT_PRELOADED: u32 = u32::MAX;
+
+impl Default for Preloads {
+    fn default() -> Preloads {
+        Preloads([NOT_PRELOADED; 64])
+    }
+}
+
 /// Input values loaded so far, preloads, and the metadata being collected.
 #[derive(Debug, Default)]
 pub struct IoState {
@@ -216,8 +229,9 @@ pub struct IoState {
     inputs: ByIndex<[Value; 4]>,
     /// Loaded `SV[i]` components.
     system_values: ByIndex<[Value; 4]>,
-    /// Preloaded registers and their values (a handful per shader).
-    preloads: Vec<(u8, Value)>,
+    /// The value of each preloaded register (`NOT_PRELOADED`: none yet). A fixed table: every
+    /// input load asks, and a list would be allocated per shader for a handful of entries.
+    preloads: Preloads,
     /// Constant vec4s loaded from UBOs when the FAU table is full: (buffer, index) → values.
     loaded_constants: FxHashMap<(u32, u32), [Value; 4]>,
     pub flags: meta::Flags,
@@ -242,15 +256,16 @@ fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declarat
 
 /// The value the hardware preloads into `reg`.
 pub fn preload(ctx: &mut Ctx, reg: u8) -> Value {
-    if let Some(&(_, v)) = ctx.io.preloads.iter().find(|p| p.0 == reg) {
-        return v;
+    // Registers are r0–r63: the callers name them.
+    let slot = usize::from(reg);
+    match ctx.io.preloads.0[slot] {
+        NOT_PRELOADED => {
+            let v = ctx.entry_builder().preload(reg);
+            ctx.io.preloads.0[slot] = v.0;
+            v
+        }
+        v => Value(v),
     }
-    let v = ctx.entry_builder().preload(reg);
-    if ctx.io.preloads.is_empty() {
-        ctx.io.preloads.reserve(8);
-    }
-    ctx.io.preloads.push((reg, v));
-    v
 }
 
 /// Nothing is loaded eagerly: inputs and system values are loaded into the entry block on
@@ -350,16 +365,22 @@ fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let vertex_id = preload(ctx, 60);
     let instance_id = preload(ctx, 61);
     // The fixed fields are set by name once (each lookup compares strings).
-    static TEMPLATE: LazyLock<Instr> = LazyLock::new(|| {
+    // (and where the `index` immediate lives).
+    static TEMPLATE: LazyLock<(Instr, Option<usize>)> = LazyLock::new(|| {
         let mut mach = Instr::new(Op::LD_ATTR_IMM);
         let _ = mach.set_vector_size(VectorSize::V4);
         let _ = mach.set_register_format(RegisterFormat::F32);
         let _ = mach.set_slot(Slot::Slot0);
         let _ = mach.set_imm("table", 1);
-        mach
+        (mach, mach.info().imm_index("index"))
     });
-    let mut mach = *TEMPLATE;
-    let _ = mach.set_imm("index", index);
+    let (mut mach, index_field) = *TEMPLATE;
+    match index_field {
+        Some(k) => set_imm_at(&mut mach, k, index),
+        None => {
+            let _ = mach.set_imm("index", index);
+        }
+    }
     if !(0..16).contains(&index) {
         ctx.unsupported("an attribute index above 15", "attribute loads use the 4-bit immediate index");
     }
@@ -1100,16 +1121,13 @@ fn interpolate(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
 
 // ---- Outputs ----------------------------------------------------------------------------------
 
-/// The output registers with their semantics.
-fn output_decls<'p>(ctx: &Ctx<'p>) -> Vec<(i64, SemanticName, u32)> {
-    let mut outs = Vec::with_capacity(8);
-    for d in ctx.program.declarations().filter(|d| d.file == File::Output) {
+/// The output registers with their semantics, in declaration order (walked, not collected:
+/// the epilogue reads them once or twice).
+fn output_decls<'p>(program: &'p Program) -> impl Iterator<Item = (i64, SemanticName, u32)> + 'p {
+    program.declarations().filter(|d| d.file == File::Output).flat_map(|d| {
         let (name, index) = d.semantic.as_ref().map_or((SemanticName::Generic, 0), |s| (s.name, s.index));
-        for (k, i) in (d.first..=d.last).enumerate() {
-            outs.push((i64::from(i), name, index + k as u32));
-        }
-    }
-    outs
+        (d.first..=d.last).enumerate().map(move |(k, i)| (i64::from(i), name, index + k as u32))
+    })
 }
 
 fn read_output(ctx: &mut Ctx, index: i64, c: usize) -> Value {
@@ -1127,11 +1145,10 @@ pub fn epilogue(ctx: &mut Ctx) {
 }
 
 fn fragment_outputs(ctx: &mut Ctx) {
-    let outs = output_decls(ctx);
-    ctx.io.outputs.reserve(outs.len());
-    let mut colors: Vec<(u32, i64)> = Vec::with_capacity(outs.len());
+    // A handful of colour outputs at most: kept inline.
+    let mut colors: SmallVec<[(u32, i64); 8]> = SmallVec::new();
     let (mut depth, mut stencil, mut sample_mask) = (None, None, None);
-    for &(index, name, sem) in &outs {
+    for (index, name, sem) in output_decls(ctx.program) {
         match name {
             SemanticName::Color => colors.push((sem, index)),
             SemanticName::Position => depth = Some(index),
@@ -1159,12 +1176,7 @@ fn fragment_outputs(ctx: &mut Ctx) {
         None => Src::f32(1.0),
     };
     let atest = Instr::new(Op::ATEST);
-    let id = ctx.builder().emit(
-        atest,
-        &[Src::new(coverage), alpha, Src::new(Operand::Special(special("atest_datum")))],
-        &[],
-        1,
-    );
+    let id = ctx.builder().emit(atest, &[Src::new(coverage), alpha, Src::new(Operand::Special(*ATEST_DATUM))], &[], 1);
     coverage = ctx.shader.get(ctx.shader.inst(id).staging[0])[0];
     if depth.is_some() || stencil.is_some() {
         let mut zs = Instr::new(Op::ZS_EMIT);
@@ -1206,13 +1218,16 @@ fn fragment_outputs(ctx: &mut Ctx) {
             continue;
         }
         let color: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
-        let mut blend = Instr::new(Op::BLEND);
-        let _ = blend.set_slot(Slot::Slot0);
-        let _ = blend.set_vector_size(VectorSize::V4);
-        let _ = blend.set_register_format(RegisterFormat::Auto);
-        let descriptor =
-            Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special);
-        ctx.builder().emit(blend, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
+        // The fixed fields are set by name once (each lookup compares strings).
+        static BLEND: LazyLock<Instr> = LazyLock::new(|| {
+            let mut blend = Instr::new(Op::BLEND);
+            let _ = blend.set_slot(Slot::Slot0);
+            let _ = blend.set_vector_size(VectorSize::V4);
+            let _ = blend.set_register_format(RegisterFormat::Auto);
+            blend
+        });
+        let descriptor = blend_descriptor(rt);
+        ctx.builder().emit(*BLEND, &[Src::new(descriptor), Src::new(coverage)], &[&color], 0);
         ctx.io.outputs.push(meta::Output {
             register: indexed_name("OUT", index),
             semantic: semantic_text(SemanticName::Color, rt),
@@ -1222,9 +1237,19 @@ fn fragment_outputs(ctx: &mut Ctx) {
     }
 }
 
-fn special(name: &str) -> Special {
-    special_word(name, false)
+/// The special FAU value `blend_descriptor_{rt}` (rt ≤ 7), named once rather than formatted
+/// and looked up per render target.
+fn blend_descriptor(rt: u32) -> Operand {
+    static DESCRIPTORS: LazyLock<[Operand; 8]> = LazyLock::new(|| {
+        std::array::from_fn(|rt| {
+            Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special)
+        })
+    });
+    DESCRIPTORS.get(rt as usize).copied().unwrap_or(Operand::Const(0))
 }
+
+/// The special FAU value `atest_datum`, looked up by name once.
+static ATEST_DATUM: LazyLock<Special> = LazyLock::new(|| special_word("atest_datum", false));
 
 /// Word `high` of the special FAU value `name`.
 fn special_word(name: &str, high: bool) -> Special {
@@ -1232,10 +1257,10 @@ fn special_word(name: &str, high: bool) -> Special {
 }
 
 fn vertex_outputs(ctx: &mut Ctx) {
-    let outs = output_decls(ctx);
+    let program = ctx.program;
     // Every output is described once: as an output, or as a varying.
     ctx.io.outputs.reserve(2);
-    ctx.io.varyings.reserve(outs.len());
+    ctx.io.varyings.reserve(output_decls(program).count());
     let index_reg = preload(ctx, 59);
     let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
         static LEA: LazyLock<Instr> = LazyLock::new(|| {
@@ -1251,12 +1276,12 @@ fn vertex_outputs(ctx: &mut Ctx) {
     };
     let (lo, hi) = address(ctx, index_reg);
     let fixed = {
-        let mut slots: Vec<u32> = outs.iter().filter_map(|&(_, name, sem)| fixed_slot(name, sem)).collect();
+        let mut slots: Vec<u32> = output_decls(program).filter_map(|(_, name, sem)| fixed_slot(name, sem)).collect();
         slots.sort_unstable();
         slots.dedup();
         slots
     };
-    for &(index, name, sem) in &outs {
+    for (index, name, sem) in output_decls(program) {
         match name {
             SemanticName::Position => {
                 let pos: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
@@ -1339,25 +1364,53 @@ fn store(ctx: &mut Ctx, values: &[Value], address: (Value, Value), offset: u32, 
 }
 
 fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value), offset: u32, access: MemoryAccess) {
-    // The slot is set by name once per opcode (each lookup compares strings).
-    static TEMPLATES: LazyLock<[Instr; 5]> = LazyLock::new(|| {
-        [Op::STORE_I16, Op::STORE_I32, Op::STORE_I64, Op::STORE_I96, Op::STORE_I128].map(|op| {
-            let mut mach = Instr::new(op);
-            let _ = mach.set_slot(Slot::Slot0);
-            mach
-        })
+    /// A store with its slot and memory access set, and where its `offset` immediate lives.
+    struct Template {
+        mach: Instr,
+        access: MemoryAccess,
+        offset: Option<usize>,
+    }
+    const OPS: [Op; 5] = [Op::STORE_I16, Op::STORE_I32, Op::STORE_I64, Op::STORE_I96, Op::STORE_I128];
+    const ACCESSES: [MemoryAccess; 2] = [MemoryAccess::Istream, MemoryAccess::Estream];
+    // The fields are set by name once per opcode and access (each lookup compares strings).
+    static TEMPLATES: LazyLock<Vec<Template>> = LazyLock::new(|| {
+        let mut templates = Vec::with_capacity(OPS.len() * ACCESSES.len());
+        for op in OPS {
+            for access in ACCESSES {
+                let mut mach = Instr::new(op);
+                let _ = mach.set_slot(Slot::Slot0);
+                let _ = mach.set("memory_access", access);
+                templates.push(Template { mach, access, offset: mach.info().imm_index("offset") });
+            }
+        }
+        templates
     });
-    let mut mach = match TEMPLATES.iter().find(|t| t.opcode == op) {
-        Some(template) => *template,
-        None => {
+    let mach = match TEMPLATES.iter().find(|t| t.mach.opcode == op && t.access == access) {
+        Some(Template { mach, offset: Some(k), .. }) => {
+            let mut mach = *mach;
+            set_imm_at(&mut mach, *k, i64::from(offset));
+            mach
+        }
+        _ => {
             let mut mach = Instr::new(op);
             let _ = mach.set_slot(Slot::Slot0);
+            let _ = mach.set("memory_access", access);
+            let _ = mach.set_imm("offset", i64::from(offset));
             mach
         }
     };
-    let _ = mach.set("memory_access", access);
-    let _ = mach.set_imm("offset", i64::from(offset));
     ctx.builder().emit(mach, &[Src::new(Operand::Pair(address.0, address.1))], &[values], 0);
+}
+
+/// Sets immediate field `k` of `mach` to `value` as `Instr::set_imm` does by name (left
+/// unchanged when the value does not fit), for fields whose index was looked up once.
+fn set_imm_at(mach: &mut Instr, k: usize, value: i64) {
+    let field = &mach.info().imms[k];
+    let (lo, hi) = field.range();
+    if (lo..=hi).contains(&value) {
+        let bits = if value < 0 { value + (1i64 << field.width) } else { value };
+        mach.imms[k] = bits as u32;
+    }
 }
 
 /// Fills the metadata lowering knows.

@@ -118,12 +118,7 @@ pub fn lower(program: &Program, options: &Options) -> Result<Lowered, Diagnostic
     };
     let mut ctx = Ctx::new(program, stage, options);
     ctx.run();
-    if ctx.errors.is_empty() {
-        let shader = ctx.finish();
-        Ok(Lowered { shader, meta: ctx.meta_out })
-    } else {
-        Err(Diagnostics(ctx.errors))
-    }
+    if ctx.errors.is_empty() { Ok(ctx.finish()) } else { Err(Diagnostics(ctx.errors)) }
 }
 
 /// A set of variables as flags indexed by variable.
@@ -181,8 +176,14 @@ pub(crate) struct Ctx<'p> {
     pub shader: Shader,
     /// The block instructions are appended to.
     pub block: Block,
-    /// Blocks in the order they became current.
+    /// Blocks in the order they became current, once that order left block-number order;
+    /// until then (straight-line code: most shaders) only their count is kept, in
+    /// `blocks_in_order`, and nothing is allocated.
     layout: Vec<Block>,
+    /// Blocks 0, 1, … that became current in that order before `layout` was needed.
+    blocks_in_order: u32,
+    /// Where the main program stops: its top-level END, or the first BGNSUB, or the end.
+    main_end: usize,
     pub ssa: SsaState,
     /// First variable of each register (4 consecutive variables, x y z w), by file and index
     /// (`u32::MAX`: none yet) for indices below [`DENSE_REGISTERS`]: every source and
@@ -194,7 +195,7 @@ pub(crate) struct Ctx<'p> {
     undef: Option<Value>,
     constructs: Vec<Construct>,
     /// For every control-flow opening instruction, the index of its closing one; for IF also
-    /// the ELSE (`else_of`).
+    /// the ELSE (`else_of`). Empty when the program has no opening instruction.
     end_of: Vec<usize>,
     /// BGNSUB instruction indices by their label position.
     subs: FxHashMap<usize, usize>,
@@ -218,14 +219,36 @@ pub(crate) struct Ctx<'p> {
 
 impl<'p> Ctx<'p> {
     fn new(program: &'p Program, stage: Stage, options: &Options) -> Ctx<'p> {
-        // One walk over the statements for the instructions, immediates and declarations.
+        // One walk over the statements for the instructions, immediates and declarations, the
+        // end of the main program and whether any construct needs pairing.
         let mut insts: Vec<&Instruction> = Vec::with_capacity(program.statements.len());
         let mut imms = Vec::new();
         let mut reg_vars = vec![Vec::new(); File::ALL.len()];
         let mut declared_vars = 0;
+        let mut main_end = None;
+        let mut depth = 0i32;
+        let mut openings = 0usize;
         for statement in &program.statements {
             match statement {
-                Statement::Instruction(i) => insts.push(i),
+                Statement::Instruction(i) => {
+                    let info = i.opcode.info();
+                    // The main program stops at the first END or BGNSUB outside constructs.
+                    match info.flow {
+                        Some(FlowRole::If | FlowRole::LoopBegin | FlowRole::Switch) => depth += 1,
+                        Some(FlowRole::EndIf | FlowRole::LoopEnd | FlowRole::EndSwitch) => depth -= 1,
+                        Some(FlowRole::End | FlowRole::SubBegin) if depth <= 0 && main_end.is_none() => {
+                            main_end = Some(insts.len());
+                        }
+                        _ => {}
+                    }
+                    let canonical_flow = info.canonical.map_or(info.flow, |c| c.info().flow);
+                    if let Some(FlowRole::If | FlowRole::LoopBegin | FlowRole::Switch | FlowRole::SubBegin) =
+                        canonical_flow
+                    {
+                        openings += 1;
+                    }
+                    insts.push(i);
+                }
                 Statement::Immediate(i) => imms.push(i.words),
                 // The variable tables, sized from the declarations (registers without one
                 // still work).
@@ -247,19 +270,18 @@ impl<'p> Ctx<'p> {
         // code all lands in the entry block, so its list gets the same room.
         shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
         shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
-        // Blocks become current about three times per control-flow statement.
-        let flow = insts.iter().filter(|i| i.opcode.info().flow.is_some()).count();
-        let mut layout = Vec::with_capacity(3 * flow + 4);
-        layout.push(Block(0));
         Ctx {
             program,
-            end_of: vec![usize::MAX; insts.len()],
+            // Filled by `match_constructs`.
+            end_of: if openings > 0 { vec![usize::MAX; insts.len()] } else { Vec::new() },
+            main_end: main_end.unwrap_or(insts.len()),
             insts,
             stage,
             options: *options,
             shader,
             block: Block(0),
-            layout,
+            layout: Vec::new(),
+            blocks_in_order: 1,
             ssa: SsaState::with_capacity(declared_vars + 16),
             reg_vars,
             sparse_reg_vars: FxHashMap::default(),
@@ -280,34 +302,20 @@ impl<'p> Ctx<'p> {
     }
 
     fn run(&mut self) {
-        self.match_constructs();
+        if !self.end_of.is_empty() {
+            self.match_constructs();
+        }
         io::prologue(self);
         // The main program is a routine whose exit is the epilogue block.
         let epilogue = self.shader.add_block();
         self.ssa.open();
         self.constructs.push(Construct::Routine { exit: epilogue, exit_edges: Vec::new() });
-        let end = self.main_end();
-        self.lower_range(0, end);
+        self.lower_range(0, self.main_end);
         self.close_routine();
         if self.errors.is_empty() {
             io::epilogue(self);
         }
         io::finish_metadata(self);
-    }
-
-    /// Where the main program stops: its top-level END, or the first BGNSUB, or the end.
-    fn main_end(&self) -> usize {
-        let mut depth = 0i32;
-        for (i, inst) in self.insts.iter().enumerate() {
-            match inst.opcode.info().flow {
-                Some(FlowRole::If | FlowRole::LoopBegin | FlowRole::Switch) => depth += 1,
-                Some(FlowRole::EndIf | FlowRole::LoopEnd | FlowRole::EndSwitch) => depth -= 1,
-                Some(FlowRole::End) if depth <= 0 => return i,
-                Some(FlowRole::SubBegin) if depth <= 0 => return i,
-                _ => {}
-            }
-        }
-        self.insts.len()
     }
 
     /// Pairs every opening instruction with its closing one (the checker guarantees nesting;
@@ -342,7 +350,16 @@ impl<'p> Ctx<'p> {
         // Blocks start empty; a little room up front saves their first regrowths.
         self.shader.block_mut(block).insts.reserve(8);
         self.block = block;
-        self.layout.push(block);
+        if self.layout.is_empty() && block.0 == self.blocks_in_order {
+            self.blocks_in_order += 1;
+        } else {
+            if self.layout.is_empty() {
+                // Blocks become current about three times per control-flow statement.
+                self.layout.reserve(3 * self.shader.blocks.len() + 4);
+                self.layout.extend((0..self.blocks_in_order).map(Block));
+            }
+            self.layout.push(block);
+        }
     }
 
     /// Ends the current block with `term` and continues in a fresh, unreachable block (code
@@ -1163,16 +1180,29 @@ impl<'p> Ctx<'p> {
     }
 
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
-    fn finish(&mut self) -> Shader {
-        let mut shader = std::mem::replace(&mut self.shader, Shader::new(self.stage));
+    fn finish(self) -> Lowered {
+        let Ctx { mut shader, mut layout, blocks_in_order, meta_out, .. } = self;
         let n = shader.blocks.len();
-        let in_order = self.layout.len() == n && self.layout.iter().enumerate().all(|(i, b)| b.index() == i);
+        let in_order = if layout.is_empty() {
+            blocks_in_order as usize == n
+        } else {
+            layout.len() == n && layout.iter().enumerate().all(|(i, b)| b.index() == i)
+        };
         if !in_order {
-            shader.reorder_blocks(&self.layout);
+            if layout.is_empty() {
+                layout.extend((0..blocks_in_order).map(Block));
+            }
+            shader.reorder_blocks(&layout);
         }
-        // Returns after one reachability walk when every block is reachable (the common case).
-        crate::opt::unreachable::run(&mut shader);
-        shader
+        // A block with a predecessor laid out before it is reachable when that one is, so by
+        // induction from the entry every block is when each has such a predecessor (straight
+        // code and most structured code); only otherwise is the reachability walk needed.
+        let all_reachable =
+            shader.blocks.iter().enumerate().skip(1).all(|(b, data)| data.preds.iter().any(|p| p.index() < b));
+        if !all_reachable {
+            crate::opt::unreachable::run(&mut shader);
+        }
+        Lowered { shader, meta: meta_out }
     }
 }
 

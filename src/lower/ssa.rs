@@ -81,10 +81,14 @@ impl SsaState {
 
     /// A state with the root frame open and room for `vars` variables.
     pub fn with_capacity(vars: usize) -> SsaState {
+        // The root frame and the main program's, plus room for a few nested constructs: the
+        // main program opens its frame at once, which would regrow a one-frame list.
+        let mut frames = Vec::with_capacity(8);
+        frames.push(Frame { id: 1, start: 0 });
         SsaState {
             current: Vec::with_capacity(vars),
             stamp: Vec::with_capacity(vars),
-            frames: vec![Frame { id: 1, start: 0 }],
+            frames,
             top_id: 1,
             log: Vec::with_capacity(vars),
             next_id: 2,
