@@ -518,14 +518,23 @@ impl<'a> Parser<'a> {
     }
 
     /// Requires white space (after `DCL`, `IMM …`, `PROPERTY`).
+    #[inline]
     fn require_ws(&mut self, after: &str) -> PResult<()> {
         if self.skip_ws() {
             return Ok(());
         }
-        Err(self
-            .error_here("E0002", format!("expected white space after {after}, found {}", describe(self.src, self.pos)))
-            .with_label("expected white space")
-            .into())
+        Err(self.expected_ws(after))
+    }
+
+    #[cold]
+    fn expected_ws(&self, after: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here(
+                "E0002",
+                format!("expected white space after {after}, found {}", describe(self.src, self.pos)),
+            )
+            .with_label("expected white space"),
+        )
     }
 
     /// A keyword at the cursor, upper-cased into `buf`.

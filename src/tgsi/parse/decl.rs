@@ -128,7 +128,13 @@ impl Parser<'_> {
             span: Span::default(),
         };
         decl.usage_mask = self.optional_write_mask()?;
-        self.declaration_attributes(&mut decl)?;
+        // A line break right after the register (`DCL TEMP[0..3]`) leaves nothing for the
+        // attributes, and files without resource attributes keep `resource: None`.
+        let is_resource_file =
+            matches!(file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource);
+        if is_resource_file || self.src.get(self.pos) != Some(&b'\n') {
+            self.declaration_attributes(&mut decl)?;
+        }
         if file == File::LegacyImmediateArray {
             let values = self.immediate_array(&decl, start)?;
             decl.resource = Some(ResourceDecl::ImmediateArray { values });
