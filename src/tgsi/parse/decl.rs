@@ -1,7 +1,7 @@
 //! Declarations, immediates and properties.
 
 use super::inst::{fast_digits, fast_file, unknown_target};
-use super::{Field, PResult, Parser, describe, is_ident, names, num, out_of_range, upper};
+use super::{Field, PResult, Parser, describe, is_ident, is_ws, names, num, out_of_range, upper};
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
 
@@ -128,11 +128,16 @@ impl Parser<'_> {
             span: Span::default(),
         };
         decl.usage_mask = self.optional_write_mask()?;
-        // A line break right after the register (`DCL TEMP[0..3]`) leaves nothing for the
-        // attributes, and files without resource attributes keep `resource: None`.
+        // Without a `,` next (white space and line breaks aside) there are no attributes, and
+        // files without resource attributes keep `resource: None`: the usual `DCL TEMP[0..3]`
+        // skips the attribute parser.
         let is_resource_file =
             matches!(file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource);
-        if is_resource_file || self.src.get(self.pos) != Some(&b'\n') {
+        let mut next = self.pos;
+        while self.src.get(next).is_some_and(|&c| is_ws(c)) {
+            next += 1;
+        }
+        if is_resource_file || self.src.get(next) == Some(&b',') {
             self.declaration_attributes(&mut decl)?;
         }
         if file == File::LegacyImmediateArray {

@@ -171,6 +171,10 @@ fn declaration_fast_paths_agree_with_the_general_path() {
         ("DCL SAMP[0]", "DCL SAMP [ 0 ]"),
         ("DCL ImAgE[0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM", "DCL IMAGE [0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM"),
         ("DCL BUFFER[1]", "DCL BUFFER [1]"),
+        // Attributes may follow on the next lines (white space includes line breaks).
+        ("DCL OUT[0], POSITION", "DCL OUT[0]\n, POSITION"),
+        ("DCL TEMP[0..3], LOCAL", "DCL TEMP[0..3]\n\n  ,\nLOCAL"),
+        ("DCL IN[1].xy, GENERIC[0]", "DCL IN[1]\n.xy\n, GENERIC[0]"),
     ] {
         let mut a = parse(&format!("FRAG\n{fast}\nEND\n")).unwrap_or_else(|e| panic!("{fast}: {e:?}"));
         let mut b = parse(&format!("FRAG\n{spaced}\nEND\n")).unwrap_or_else(|e| panic!("{spaced}: {e:?}"));
