@@ -35,7 +35,6 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         program,
         diags: Vec::new(),
         decls: Declared::default(),
-        used: Vec::new(),
         declared_files: [false; File::ALL.len()],
         indirectly_used: [false; File::ALL.len()],
         reported: Default::default(),
@@ -43,9 +42,18 @@ pub fn check(program: &Program) -> Vec<Diagnostic> {
         per_vertex: File::ALL.map(|file| per_vertex(program.processor(), file)),
         last_hit: [(1, 0, 0); File::ALL.len()],
     };
-    c.declarations();
-    c.properties();
-    c.instructions();
+    // One walk for the counts the passes below need, checking the properties on the way.
+    let (mut declarations, mut immediates) = (0, 0);
+    for statement in &program.statements {
+        match statement {
+            Statement::Declaration(_) => declarations += 1,
+            Statement::Immediate(_) => immediates += 1,
+            Statement::Property(p) => c.property(p),
+            Statement::Instruction(_) => {}
+        }
+    }
+    c.declarations(declarations);
+    c.instructions(immediates);
     c.control_flow();
     c.report_stale_labels();
     c.unused();
@@ -61,13 +69,17 @@ struct Range {
     dim: u32,
     first: u32,
     last: u32,
-    /// Index of the declaration in `Checker::used`.
+    /// The declaration's position among the program's declarations (orders equal ranges).
     decl: usize,
     span: Span,
+    /// Has any of its registers been used. Kept here rather than in a list per declaration:
+    /// one allocation per shader fewer.
+    used: bool,
     /// Among this range and all before it (in sorted order) of its file and dimension, the one
-    /// reaching furthest: its `last` and declaration, so a lookup needs one binary search.
+    /// reaching furthest: its `last` and its position in [`Declared::ranges`], so a lookup
+    /// needs one binary search.
     cover_last: u32,
-    cover_decl: usize,
+    cover: usize,
 }
 
 /// Every declared range in one list sorted by (file, dimension, first, declaration), so that
@@ -102,8 +114,6 @@ struct Checker<'a> {
     diags: Vec<Diagnostic>,
     /// Declared ranges per (file, dimension), sorted by `first`.
     decls: Declared,
-    /// Per declaration: has any of its registers been used.
-    used: Vec<(bool, &'a Declaration)>,
     /// Files with at least one declaration (indexed by `File as usize`).
     declared_files: [bool; File::ALL.len()],
     /// Files read or written through an address register: every declaration of such a file
@@ -118,7 +128,7 @@ struct Checker<'a> {
     /// [`per_vertex`] of each file for this program's processor (read for every operand).
     per_vertex: [bool; File::ALL.len()],
     /// Per file, the last run of dimension-0 registers [`covering_run`] found: (first, last,
-    /// declaration); operands mostly name the registers of the previous ones, so most lookups
+    /// range); operands mostly name the registers of the previous ones, so most lookups
     /// end here. Empty (first > last) before the first.
     last_hit: [(u32, u32, usize); File::ALL.len()],
 }
@@ -175,14 +185,10 @@ impl<'a> Checker<'a> {
         self.per_vertex[file as usize]
     }
 
-    fn declarations(&mut self) {
+    fn declarations(&mut self, count: usize) {
         let program = self.program;
-        let count = program.declarations().count();
-        self.used.reserve_exact(count);
         self.decls.ranges.reserve_exact(count);
-        for d in program.declarations() {
-            let index = self.used.len();
-            self.used.push((false, d));
+        for (index, d) in program.declarations().enumerate() {
             if d.file == File::Immediate {
                 self.diags.push(
                     Diagnostic::error("E0111", d.span, "immediates are not declared with `DCL`")
@@ -199,8 +205,9 @@ impl<'a> Checker<'a> {
                 last: d.last,
                 decl: index,
                 span: d.span,
+                used: false,
                 cover_last: 0,
-                cover_decl: 0,
+                cover: 0,
             });
             self.declared_files[d.file as usize] = true;
             self.semantic(d);
@@ -216,9 +223,9 @@ impl<'a> Checker<'a> {
             if dim == 0 {
                 self.decls.first_dimension[file as usize] = start..end;
             }
-            let mut widest: Option<Range> = None;
-            for r in &mut ranges[start..end] {
-                if let Some(w) = widest
+            let mut widest: Option<(usize, Range)> = None;
+            for (position, r) in (start..end).zip(&mut ranges[start..end]) {
+                if let Some((_, w)) = widest
                     && r.first <= w.last
                 {
                     let reg = register_name(file, dim, r.first.max(w.first), per_vertex(processor, file));
@@ -229,12 +236,12 @@ impl<'a> Checker<'a> {
                             .with_note("each register may be declared once"),
                     );
                 }
-                if widest.is_none_or(|w| r.last > w.last) {
-                    widest = Some(*r);
+                if widest.is_none_or(|(_, w)| r.last > w.last) {
+                    widest = Some((position, *r));
                 }
-                if let Some(w) = widest {
+                if let Some((at, w)) = widest {
                     r.cover_last = w.last;
-                    r.cover_decl = w.decl;
+                    r.cover = at;
                 }
             }
             start = end;
@@ -296,48 +303,47 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn properties(&mut self) {
+    /// Reports a property that belongs to another shader stage.
+    fn property(&mut self, prop: &Property) {
         let p = self.processor();
-        for prop in self.program.properties() {
-            use PropertyName as N;
-            let (stage, who) = match prop.name.canonical() {
-                N::GsInputPrimitive | N::GsOutputPrimitive | N::GsMaxOutputVertices | N::GsInvocations => {
-                    (Processor::Geom, "geometry")
-                }
-                N::FsCoordOrigin
-                | N::FsCoordPixelCenter
-                | N::FsColor0WritesAllCbufs
-                | N::FsDepthLayout
-                | N::FsEarlyDepthStencil
-                | N::FsPostDepthCoverage
-                | N::FsBlendEquationAdvanced => (Processor::Frag, "fragment"),
-                N::VsProhibitUcps | N::VsWindowSpacePosition | N::VsBlitSgprsAmd => (Processor::Vert, "vertex"),
-                N::TcsVerticesOut => (Processor::TessCtrl, "tessellation control"),
-                N::TesPrimMode | N::TesSpacing | N::TesVertexOrderCw | N::TesPointMode => {
-                    (Processor::TessEval, "tessellation evaluation")
-                }
-                N::CsFixedBlockWidth | N::CsFixedBlockHeight | N::CsFixedBlockDepth | N::CsUserDataComponentsAmd => {
-                    (Processor::Comp, "compute")
-                }
-                _ => continue,
-            };
-            if stage != p {
-                self.diags.push(
-                    Diagnostic::error(
-                        "E0109",
-                        prop.span,
-                        format!("property `{}` in {}", prop.name.name(), processor_noun(p)),
-                    )
-                    .with_label("not allowed here")
-                    .with_note(format!("`{}` applies to {who} shaders only", prop.name.name())),
-                );
+        use PropertyName as N;
+        let (stage, who) = match prop.name.canonical() {
+            N::GsInputPrimitive | N::GsOutputPrimitive | N::GsMaxOutputVertices | N::GsInvocations => {
+                (Processor::Geom, "geometry")
             }
+            N::FsCoordOrigin
+            | N::FsCoordPixelCenter
+            | N::FsColor0WritesAllCbufs
+            | N::FsDepthLayout
+            | N::FsEarlyDepthStencil
+            | N::FsPostDepthCoverage
+            | N::FsBlendEquationAdvanced => (Processor::Frag, "fragment"),
+            N::VsProhibitUcps | N::VsWindowSpacePosition | N::VsBlitSgprsAmd => (Processor::Vert, "vertex"),
+            N::TcsVerticesOut => (Processor::TessCtrl, "tessellation control"),
+            N::TesPrimMode | N::TesSpacing | N::TesVertexOrderCw | N::TesPointMode => {
+                (Processor::TessEval, "tessellation evaluation")
+            }
+            N::CsFixedBlockWidth | N::CsFixedBlockHeight | N::CsFixedBlockDepth | N::CsUserDataComponentsAmd => {
+                (Processor::Comp, "compute")
+            }
+            _ => return,
+        };
+        if stage != p {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0109",
+                    prop.span,
+                    format!("property `{}` in {}", prop.name.name(), processor_noun(p)),
+                )
+                .with_label("not allowed here")
+                .with_note(format!("`{}` applies to {who} shaders only", prop.name.name())),
+            );
         }
     }
 
-    fn instructions(&mut self) {
+    fn instructions(&mut self, immediates: usize) {
         let program = self.program;
-        let imm_count = program.immediates().count() as i64;
+        let imm_count = immediates as i64;
         let stage = stage_of(self.processor());
         // Only geometry shaders look the property up (a walk over every statement).
         let gs_vertices = match self.processor() {
@@ -537,8 +543,8 @@ impl<'a> Checker<'a> {
                     run.2
                 })
             };
-            if let Some(used) = hit.and_then(|decl| self.used.get_mut(decl)) {
-                used.0 = true;
+            if let Some(range) = hit.and_then(|at| self.decls.ranges.get_mut(at)) {
+                range.used = true;
                 return;
             }
         }
@@ -600,7 +606,7 @@ impl<'a> Checker<'a> {
         let index = r.index.value as u32;
         let found = covering(self.decls.ranges(file, dim), index);
         match found {
-            Some(decl) => self.used[decl].0 = true,
+            Some(at) => self.decls.ranges[at].used = true,
             None => {
                 if !self.reported.insert((file, dim, index)) {
                     return;
@@ -668,7 +674,10 @@ impl<'a> Checker<'a> {
         }
         let program = self.program;
         let mut stack = Stack { items: Vec::new(), counts: [0; 4] };
-        let mut ends = Vec::new();
+        // The first END, and any after it (a Vec that stays empty, so no allocation, when the
+        // shader has one END).
+        let mut first_end: Option<&Instruction> = None;
+        let mut more_ends = Vec::new();
         let mut subs = FxHashSet::default();
         let mut calls = Vec::new();
         for (n, inst) in program.instructions().enumerate() {
@@ -819,7 +828,10 @@ impl<'a> Checker<'a> {
                             .with_label("nothing to continue"),
                     );
                 }
-                Some(FlowRole::End) => ends.push(inst),
+                Some(FlowRole::End) => match first_end {
+                    None => first_end = Some(inst),
+                    Some(_) => more_ends.push(inst),
+                },
                 Some(FlowRole::Call) => calls.push(inst),
                 _ => {}
             }
@@ -839,8 +851,8 @@ impl<'a> Checker<'a> {
                 self.label_warning(call, l, "no BGNSUB starts there".to_string());
             }
         }
-        match ends.as_slice() {
-            [] => {
+        match first_end {
+            None => {
                 let at = program.statements.last().map_or(program.header.span, Statement::span);
                 self.diags.push(
                     Diagnostic::warning("W0102", Span::at(at.end as usize), "the shader has no `END`")
@@ -848,9 +860,8 @@ impl<'a> Checker<'a> {
                         .with_help("end the main program with `END`"),
                 );
             }
-            [_] => {}
-            [first, rest @ ..] => {
-                for e in rest {
+            Some(first) => {
+                for e in more_ends {
                     self.diags.push(
                         Diagnostic::warning("W0103", e.opcode_span, "more than one `END`")
                             .with_label("another END")
@@ -908,13 +919,14 @@ impl<'a> Checker<'a> {
 
     fn unused(&mut self) {
         let indirect = self.indirectly_used;
-        let used = |&(used, d): &(bool, &Declaration)| used || indirect[d.file as usize];
+        let used = |r: &Range| r.used || indirect[r.file as usize];
         // Used sampler ranges, merged and sorted, for the SVIEW rule below.
         let mut used_samplers: Vec<(u32, u32)> = self
-            .used
+            .decls
+            .ranges
             .iter()
-            .filter(|&u| used(u) && u.1.file == File::Sampler)
-            .map(|(_, d)| (d.first, d.last))
+            .filter(|&r| used(r) && r.file == File::Sampler)
+            .map(|r| (r.first, r.last))
             .collect();
         used_samplers.sort_unstable();
         let mut merged: Vec<(u32, u32)> = Vec::with_capacity(used_samplers.len());
@@ -925,8 +937,9 @@ impl<'a> Checker<'a> {
             }
         }
         let used_samplers = merged;
-        for u @ &(_, d) in &self.used {
-            if used(u) || d.file == File::Immediate {
+        // In (file, dimension, first) order; the diagnostics are sorted by position at the end.
+        for d in &self.decls.ranges {
+            if used(d) {
                 continue;
             }
             // ureg declares a sampler view next to each sampler that TEX-style opcodes use
@@ -948,12 +961,12 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// The declaration (index in `Checker::used`) covering register `index`, given the declared
+/// The range (position in [`Declared::ranges`]) covering register `index`, given the declared
 /// ranges of its file and dimension.
 fn covering(ranges: &[Range], index: u32) -> Option<usize> {
     let upto = ranges.partition_point(|x| x.first <= index);
     let candidate = ranges.get(upto.checked_sub(1)?)?;
-    (candidate.cover_last >= index).then_some(candidate.cover_decl)
+    (candidate.cover_last >= index).then_some(candidate.cover)
 }
 
 /// [`covering`], with the run of registers around `index` that get the same answer:
@@ -968,7 +981,7 @@ fn covering_run(ranges: &[Range], index: u32) -> Option<(u32, u32, usize)> {
     // Every register from the candidate's first up to the next range's first has the same
     // candidate, and is covered up to its `cover_last`.
     let before_next = ranges.get(upto).map_or(u32::MAX, |next| next.first - 1);
-    Some((candidate.first, before_next.min(candidate.cover_last), candidate.cover_decl))
+    Some((candidate.first, before_next.min(candidate.cover_last), candidate.cover))
 }
 
 /// Whether `[first, last]` meets one of the sorted, disjoint `ranges`.
@@ -1007,17 +1020,18 @@ mod tests {
                 last,
                 decl,
                 span: Span::at(0),
+                used: false,
                 cover_last: 0,
-                cover_decl: 0,
+                cover: 0,
             })
             .collect();
         ranges.sort_by_key(|r| (r.first, r.decl));
         let mut widest: Option<(u32, usize)> = None;
-        for r in &mut ranges {
+        for (position, r) in ranges.iter_mut().enumerate() {
             if widest.is_none_or(|(last, _)| r.last > last) {
-                widest = Some((r.last, r.decl));
+                widest = Some((r.last, position));
             }
-            (r.cover_last, r.cover_decl) = widest.unwrap_or_default();
+            (r.cover_last, r.cover) = widest.unwrap_or_default();
         }
         let mut runs = 0;
         for index in 0..50 {

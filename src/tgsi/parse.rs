@@ -128,16 +128,21 @@ enum Keyword {
     Property,
 }
 
-/// The statement keyword (any case) that the identifier of `len` bytes at `at` is, if any.
+/// The statement keyword (any case) that the identifier at `at` is, if any: the keyword's
+/// letters, then a byte that cannot continue an identifier. Read from one word, without
+/// scanning the identifier first.
 #[inline(always)]
-fn statement_keyword(src: &[u8], at: usize, len: usize) -> Option<Keyword> {
-    let word = load8(src, at) & FOLD & low_bytes(len);
-    match len {
-        3 if word == pack(b"DCL") => Some(Keyword::Dcl),
-        3 if word == pack(b"IMM") => Some(Keyword::Imm),
-        8 if word == pack(b"PROPERTY") => Some(Keyword::Property),
-        _ => None,
+fn statement_keyword(src: &[u8], at: usize) -> Option<Keyword> {
+    let word = load8(src, at);
+    let folded = word & FOLD;
+    if !is_ident((word >> 24) as u8) {
+        return match folded & low_bytes(3) {
+            w if w == pack(b"DCL") => Some(Keyword::Dcl),
+            w if w == pack(b"IMM") => Some(Keyword::Imm),
+            _ => None,
+        };
     }
+    (folded == pack(b"PROPERTY") && !is_ident(src.get(at + 8).copied().unwrap_or(0))).then_some(Keyword::Property)
 }
 
 /// The number of LF bytes: per chunk of at most 255 bytes, a byte-wide sum, which the compiler
@@ -478,9 +483,8 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_ws();
-            let word = if matches!(self.peek() | 0x20, b'd' | b'i' | b'p') { self.word_at(self.pos) } else { &[] };
-            let span = Span::new(self.pos, self.pos + word.len());
-            if let Some(kw) = statement_keyword(self.src, self.pos, word.len()) {
+            if let Some(kw) = statement_keyword(self.src, self.pos) {
+                let span = Span::new(self.pos, self.pos + self.word_at(self.pos).len());
                 let kw = match kw {
                     Keyword::Dcl => "DCL",
                     Keyword::Imm => "IMM",
@@ -493,8 +497,7 @@ impl<'a> Parser<'a> {
             }
             return self.instruction(start, statements);
         }
-        let word = self.word_at(self.pos);
-        match statement_keyword(self.src, self.pos, word.len()) {
+        match statement_keyword(self.src, self.pos) {
             Some(Keyword::Dcl) => {
                 self.pos += 3;
                 let d = self.declaration(start)?;
@@ -518,14 +521,23 @@ impl<'a> Parser<'a> {
     }
 
     /// Requires white space (after `DCL`, `IMM …`, `PROPERTY`).
+    #[inline]
     fn require_ws(&mut self, after: &str) -> PResult<()> {
         if self.skip_ws() {
             return Ok(());
         }
-        Err(self
-            .error_here("E0002", format!("expected white space after {after}, found {}", describe(self.src, self.pos)))
-            .with_label("expected white space")
-            .into())
+        Err(self.expected_ws(after))
+    }
+
+    #[cold]
+    fn expected_ws(&self, after: &str) -> Box<Diagnostic> {
+        Box::new(
+            self.error_here(
+                "E0002",
+                format!("expected white space after {after}, found {}", describe(self.src, self.pos)),
+            )
+            .with_label("expected white space"),
+        )
     }
 
     /// A keyword at the cursor, upper-cased into `buf`.

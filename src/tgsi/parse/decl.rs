@@ -1,7 +1,7 @@
 //! Declarations, immediates and properties.
 
 use super::inst::{fast_digits, fast_file, unknown_target};
-use super::{Field, PResult, Parser, describe, is_ident, names, num, out_of_range, upper};
+use super::{Field, PResult, Parser, describe, is_ident, is_ws, names, num, out_of_range, upper};
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
 
@@ -128,7 +128,18 @@ impl Parser<'_> {
             span: Span::default(),
         };
         decl.usage_mask = self.optional_write_mask()?;
-        self.declaration_attributes(&mut decl)?;
+        // Without a `,` next (white space and line breaks aside) there are no attributes, and
+        // files without resource attributes keep `resource: None`: the usual `DCL TEMP[0..3]`
+        // skips the attribute parser.
+        let is_resource_file =
+            matches!(file, File::Image | File::SamplerView | File::Buffer | File::Memory | File::LegacyResource);
+        let mut next = self.pos;
+        while self.src.get(next).is_some_and(|&c| is_ws(c)) {
+            next += 1;
+        }
+        if is_resource_file || self.src.get(next) == Some(&b',') {
+            self.declaration_attributes(&mut decl)?;
+        }
         if file == File::LegacyImmediateArray {
             let values = self.immediate_array(&decl, start)?;
             decl.resource = Some(ResourceDecl::ImmediateArray { values });

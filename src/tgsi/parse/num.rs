@@ -142,36 +142,36 @@ pub fn short_decimal_f32(s: &[u8]) -> Option<(u32, usize)> {
     let negative = s.first() == Some(&b'-');
     let mut i = usize::from(negative);
     let mut mantissa: u32 = 0;
-    let mut digits = 0;
-    let mut fraction: Option<usize> = None;
-    while let Some(&c) = s.get(i) {
-        if c == b'.' && fraction.is_none() {
-            fraction = Some(0);
-            i += 1;
-            continue;
-        }
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            // An exponent, a hex prefix or a second `.` is for the general conversion.
-            if matches!(c | 0x20, b'e' | b'x' | b'p') || c == b'.' {
-                return None;
-            }
-            break;
-        }
-        digits += 1;
-        if digits > 7 {
+    // The integer digits, then the fraction's: two plain loops (no per-byte state for the
+    // point), each digit counted against the limit of seven.
+    let digits_start = i;
+    while let Some(d) = s.get(i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
+        mantissa = mantissa * 10 + u32::from(d);
+        i += 1;
+        if i - digits_start > 7 {
             return None;
         }
-        mantissa = mantissa * 10 + u32::from(d);
-        if let Some(f) = fraction.as_mut() {
-            *f += 1;
-        }
-        i += 1;
     }
-    if digits == 0 {
+    let mut digits = i - digits_start;
+    let mut scale = 0;
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        let fraction_start = i;
+        while let Some(d) = s.get(i).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
+            mantissa = mantissa * 10 + u32::from(d);
+            i += 1;
+            if digits + (i - fraction_start) > 7 {
+                return None;
+            }
+        }
+        scale = i - fraction_start;
+        digits += scale;
+    }
+    // An exponent, a hex prefix or a second `.` is for the general conversion.
+    if digits == 0 || s.get(i).is_some_and(|&c| matches!(c | 0x20, b'e' | b'x' | b'p') || c == b'.') {
         return None;
     }
-    let value = mantissa as f32 / POW10[fraction.unwrap_or(0)];
+    let value = mantissa as f32 / POW10[scale];
     Some((if negative { (-value).to_bits() } else { value.to_bits() }, i))
 }
 

@@ -28,6 +28,39 @@ fn word_loads_pad_with_zeros() {
     assert_eq!(low_bytes(8), u64::MAX);
 }
 
+/// The keyword test reads one word: the keyword must be a whole identifier in any case, and
+/// the text may end right after it.
+#[test]
+fn statement_keywords_are_whole_identifiers() {
+    let keyword = |text: &str| match statement_keyword(text.as_bytes(), 0) {
+        Some(Keyword::Dcl) => "DCL",
+        Some(Keyword::Imm) => "IMM",
+        Some(Keyword::Property) => "PROPERTY",
+        None => "-",
+    };
+    for (text, expected) in [
+        ("DCL TEMP[0]", "DCL"),
+        ("dcl", "DCL"),
+        ("DcL[", "DCL"),
+        ("IMM[0] FLT32", "IMM"),
+        ("imm\n", "IMM"),
+        ("PROPERTY NEXT_SHADER", "PROPERTY"),
+        ("property", "PROPERTY"),
+        ("DCLX", "-"),
+        ("DCL_", "-"),
+        ("DCL0", "-"),
+        ("IMMX[0..1]", "-"),
+        ("DC", "-"),
+        ("PROPERTY_", "-"),
+        ("PROPERTIES", "-"),
+        ("PROPERT", "-"),
+        ("MOV", "-"),
+        ("", "-"),
+    ] {
+        assert_eq!(keyword(text), expected, "{text:?}");
+    }
+}
+
 #[test]
 fn line_count() {
     for text in ["", "\n", "a\nb\n", "0123456\n\n\n0123456789abcdef\n\nx", "\n\n\n\n\n\n\n\n\n"] {
@@ -138,6 +171,10 @@ fn declaration_fast_paths_agree_with_the_general_path() {
         ("DCL SAMP[0]", "DCL SAMP [ 0 ]"),
         ("DCL ImAgE[0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM", "DCL IMAGE [0], 2D, PIPE_FORMAT_R8G8B8A8_UNORM"),
         ("DCL BUFFER[1]", "DCL BUFFER [1]"),
+        // Attributes may follow on the next lines (white space includes line breaks).
+        ("DCL OUT[0], POSITION", "DCL OUT[0]\n, POSITION"),
+        ("DCL TEMP[0..3], LOCAL", "DCL TEMP[0..3]\n\n  ,\nLOCAL"),
+        ("DCL IN[1].xy, GENERIC[0]", "DCL IN[1]\n.xy\n, GENERIC[0]"),
     ] {
         let mut a = parse(&format!("FRAG\n{fast}\nEND\n")).unwrap_or_else(|e| panic!("{fast}: {e:?}"));
         let mut b = parse(&format!("FRAG\n{spaced}\nEND\n")).unwrap_or_else(|e| panic!("{spaced}: {e:?}"));
