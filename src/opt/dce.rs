@@ -4,13 +4,18 @@
 //! nobody reads after the loop). Linear in the program size. A single block that ends the
 //! shader is marked in one backward walk (a definition precedes its uses there).
 
-use super::facts;
+use super::{Scratch, facts, filled};
 use crate::ir::{InstId, Shader, Terminator, Value};
 use smallvec::SmallVec;
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_in(shader, &mut Scratch::default())
+}
+
+/// [`run`] with side tables borrowed from `scratch`.
+pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     let facts = facts::table();
-    let mut live = vec![false; shader.insts.len()];
+    let mut live = filled(std::mem::take(&mut scratch.flags), shader.insts.len(), false);
     let mark_value = |v: Value, live: &mut [bool], work: &mut Vec<InstId>| {
         if let Some(def) = shader.values[v.index()].def
             && !live[def.index()]
@@ -47,9 +52,12 @@ pub fn run(shader: &mut Shader) -> bool {
         if !dead.is_empty() {
             shader.compact();
         }
+        scratch.flags = live;
         return !dead.is_empty();
     }
-    let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
+    let mut work = std::mem::take(&mut scratch.insts);
+    work.clear();
+    work.reserve(shader.insts.len());
     for block in &shader.blocks {
         for &id in &block.insts {
             let inst = &shader.insts[id.index()];
@@ -78,6 +86,7 @@ pub fn run(shader: &mut Shader) -> bool {
     if changed {
         shader.compact();
     }
+    (scratch.flags, scratch.insts) = (live, work);
     changed
 }
 

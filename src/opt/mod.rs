@@ -67,6 +67,37 @@ pub struct Analyses {
     dom: Option<DomTree>,
     /// Set by [`optimize`] when it reached its fixed point: no pass has work left.
     converged: bool,
+    /// Side tables lent to the pass runs.
+    scratch: Scratch,
+}
+
+/// Side tables the passes lend each other: a pass takes the buffers it needs (sizing and
+/// filling them itself) and puts them back, so the twenty-odd pass runs of a compile allocate
+/// each buffer once instead of once per run (for small shaders, allocating cost more than
+/// filling). Contents never carry over from one run to the next.
+#[derive(Default)]
+pub struct Scratch {
+    /// A value per value: replacements (`copy_prop`, `cse`, `mod_fold`).
+    values: Vec<Option<Value>>,
+    /// A flag per value or instruction (`dce`, `mod_fold`).
+    flags: Vec<bool>,
+    /// A count per value or bucket (use counts, `cse`'s bucket heads).
+    counts: Vec<u32>,
+    /// A constant word per value (`const_fold`).
+    words: Vec<Option<u32>>,
+    /// An FAU or constant operand per value (`copy_prop`).
+    operands: Vec<Option<crate::ir::Operand>>,
+    /// Instructions (`copy_prop`'s φs, `dce`'s worklist).
+    insts: Vec<crate::ir::InstId>,
+    /// `cse`'s available expressions.
+    available: Vec<cse::Available>,
+}
+
+/// `buf` emptied, then filled with `n` copies of `fill` (reusing its capacity).
+fn filled<T: Clone>(mut buf: Vec<T>, n: usize, fill: T) -> Vec<T> {
+    buf.clear();
+    buf.resize(n, fill);
+    buf
 }
 
 impl Analyses {
@@ -171,14 +202,14 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "copy_prop",
-        pass: |s, _| Outcome::of(copy_prop::run(s)),
+        pass: |s, a| Outcome::of(copy_prop::run_in(s, &mut a.scratch)),
         enables: ALL_BUT_MERGE,
         idempotent: true,
         changes_cfg: false,
     },
     Step {
         name: "const_fold",
-        pass: |s, _| Outcome::of(const_fold::run(s)),
+        pass: |s, a| Outcome::of(const_fold::run_in(s, &mut a.scratch)),
         enables: COPY_PROP | CONST_FOLD | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
@@ -199,7 +230,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "fma",
-        pass: |s, _| fma::run_reporting(s),
+        pass: |s, a| fma::run_reporting(s, &mut a.scratch),
         enables: CONST_FOLD | MOD_FOLD | FMA | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
@@ -213,7 +244,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "dce",
-        pass: |s, _| Outcome::of(dce::run(s)),
+        pass: |s, a| Outcome::of(dce::run_in(s, &mut a.scratch)),
         enables: MOD_FOLD | FMA,
         idempotent: true,
         changes_cfg: false,
@@ -320,9 +351,9 @@ fn phi_made_trivial(shader: &Shader, replace: impl Fn(Value) -> Option<Value>) -
     })
 }
 
-/// The number of reads of each value (operands, φ arguments, branch conditions).
-pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
-    let mut uses = vec![0u32; shader.values.len()];
+/// The number of reads of each value (operands, φ arguments, branch conditions), in `buf`.
+pub(crate) fn use_counts(shader: &Shader, buf: Vec<u32>) -> Vec<u32> {
+    let mut uses = filled(buf, shader.values.len(), 0);
     for b in 0..shader.blocks.len() {
         for id in shader.block_insts(Block(b as u32)) {
             shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
