@@ -14,7 +14,7 @@
 //! binary32 result (a v2f16 producer would clamp each half instead of the f32 word); a producer
 //! already forwarded in the same round never takes a clamp.
 
-use super::{Analyses, Outcome, is_constant_copy, use_counts};
+use super::{Analyses, Outcome, is_literal_copy, use_counts};
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Opcode;
@@ -125,13 +125,14 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 touched = true;
                 match inner.operand {
                     Operand::Value(x) => {
-                        constant_moved |= is_constant_copy(shader, x);
+                        constant_moved |= is_literal_copy(shader, x);
                         folded_into_add |= shader.values[x.index()].def.is_some_and(|d| {
                             let def = shader.inst(d);
                             !def.dead && def.opcode() == Some(Opcode::FADD_F32)
                         });
                     }
-                    _ => constant_moved = true,
+                    Operand::Const(_) => constant_moved = true,
+                    _ => {}
                 }
             }
             if touched {
@@ -160,7 +161,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                     continue;
                 }
                 if clamp == Clamp::None {
-                    constant_moved |= is_constant_copy(shader, x);
+                    constant_moved |= is_literal_copy(shader, x);
                     if replace.is_empty() {
                         replace.resize(shader.values.len(), None);
                     }
