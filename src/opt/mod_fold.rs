@@ -95,6 +95,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             if inst.dead || !inst.is_machine() {
                 continue;
             }
+            // Most instructions are no `FADD.f32` and read no marked value: nothing below
+            // applies to them, so they are skipped before their sources are copied.
+            let reads_marked =
+                inst.srcs.iter().any(|s| matches!(s.operand, Operand::Value(y) if negzero_defs[y.index()]));
+            if !reads_marked && inst.mach.opcode != Opcode::FADD_F32 {
+                continue;
+            }
             let info = inst.mach.info();
             let mut srcs = inst.srcs;
             let mut touched = false;
