@@ -548,7 +548,9 @@ mod tests {
 
     #[test]
     fn says_whether_it_changed_anything() {
-        let mut kept = parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0x3F800000.neg\n    %3 = FADD.f32 %2, u0\n    end\n")).unwrap();
+        let mut kept =
+            parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0x3F800000.neg\n    %3 = FADD.f32 %2, u0\n    end\n"))
+                .unwrap();
         assert!(!run(&mut kept));
         let mut encoded = parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    end\n")).unwrap();
         assert!(run(&mut encoded));

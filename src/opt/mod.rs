@@ -380,7 +380,9 @@ pub(crate) fn use_counts(shader: &Shader, buf: Vec<u32>) -> Vec<u32> {
 fn is_literal_copy(shader: &Shader, v: Value) -> bool {
     shader.values[v.index()].def.is_some_and(|d| {
         let def = shader.inst(d);
-        def.kind == InstKind::Copy && matches!(def.srcs[0].operand, crate::ir::Operand::Const(_)) && def.srcs[0].is_plain()
+        def.kind == InstKind::Copy
+            && matches!(def.srcs[0].operand, crate::ir::Operand::Const(_))
+            && def.srcs[0].is_plain()
     })
 }
 
