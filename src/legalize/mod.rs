@@ -81,10 +81,13 @@ fn legalize(shader: &mut Shader, block: Block, id: InstId) -> bool {
     let summary = Summary::of(&inst.srcs[..usize::from(facts.n_srcs)], facts);
     let mut changed = false;
     // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
-    // so `fuse_immediate_add` and `encode_constants` would change nothing.
+    // so `fuse_immediate_add` and `encode_constants` would change nothing. With some, a rewrite
+    // can still leave the sources as they were (`#c.neg` encoded as `#c.neg`): that counts as a
+    // change all the same (comparing the sources costs more than the CSE run it could spare).
     if summary.rewrite != 0 {
-        changed = fuse_immediate_add(shader, id);
-        changed |= encode_constants(shader, block, id);
+        fuse_immediate_add(shader, id);
+        encode_constants(shader, block, id);
+        changed = true;
     }
     // Steps 1 and 2 only turn constants into other entries or registers: an instruction with
     // at most one FAU operand before them has at most one after them.
@@ -239,20 +242,19 @@ fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
 }
 
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
-/// in the table and nothing else (modifiers, saturation, clamp) is in the way; says whether it
-/// fused.
-fn fuse_immediate_add(shader: &mut Shader, id: InstId) -> bool {
+/// in the table and nothing else (modifiers, saturation, clamp) is in the way.
+fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
     let op = shader.inst(id).mach.opcode;
     let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
     if !is_int && !is_float {
-        return false;
+        return;
     }
     let inst = *shader.inst(id);
     if is_int && inst.mach.flag("saturate") == Some(true) {
-        return false;
+        return;
     }
     if is_float && inst.mach.clamp() != Some(crate::valhall::tables::Clamp::None) {
-        return false;
+        return;
     }
     let info = inst.mach.info();
     for (c, other) in [(1usize, 0usize), (0, 1)] {
@@ -262,7 +264,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) -> bool {
             continue;
         }
         if imm::encode(value, &info.srcs[c], crate::emu::is_signed(inst.mach.opcode, &inst.mach.mods)).is_some() {
-            return false;
+            return;
         }
         let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
         let _ = mach.set_imm("constant", i64::from(value));
@@ -271,13 +273,11 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) -> bool {
         fused.dests = inst.dests;
         fused.srcs[0] = x;
         *shader.inst_mut(id) = fused;
-        return true;
+        return;
     }
-    false
 }
 
-/// Says whether a source changed.
-fn encode_constants(shader: &mut Shader, block: Block, id: InstId) -> bool {
+fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     // (Called only when `Summary` found a constant or byte-lane source to rewrite.)
     let inst = shader.inst(id);
     let info = inst.mach.info();
@@ -327,9 +327,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) -> bool {
             Src { operand: Operand::Value(v), ..identity_source(sinfo, src) }
         };
     }
-    let changed = srcs != shader.inst(id).srcs;
     shader.inst_mut(id).srcs = srcs;
-    changed
 }
 
 /// A register source reading the whole 32-bit value (or its low byte for lane sources), keeping
