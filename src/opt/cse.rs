@@ -101,7 +101,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     // expression (a stale one is overwritten), so the bucket count does not affect the result.
     let listed: usize = shader.blocks.iter().map(|b| b.insts.len()).sum();
     let buckets = (2 * listed).next_power_of_two().max(16);
-    let mut heads = super::filled(std::mem::take(&mut scratch.counts), buckets, 0);
+    let mut heads_buf = super::filled(std::mem::take(&mut scratch.counts), buckets, 0);
+    // Sliced to its known length, so that the masked bucket index needs no bounds check.
+    let heads = &mut heads_buf[..buckets];
     let mut entries = std::mem::take(&mut scratch.available);
     entries.clear();
     entries.reserve(listed);
@@ -195,7 +197,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
         shader.compact();
     }
-    (scratch.counts, scratch.available, scratch.values) = (heads, entries, replace);
+    (scratch.counts, scratch.available, scratch.values) = (heads_buf, entries, replace);
     outcome.changed = changed;
     outcome
 }

@@ -14,12 +14,15 @@ pub fn run(shader: &mut Shader) -> bool {
 /// [`run`] with side tables borrowed from `scratch`.
 pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     let facts = facts::table();
-    let mut live = filled(std::mem::take(&mut scratch.flags), shader.insts.len(), false);
+    let mut live_buf = filled(std::mem::take(&mut scratch.flags), shader.insts.len(), false);
+    // Sliced to the instruction count, so that indexing it by an instruction needs no second
+    // bounds check.
+    let live = &mut live_buf[..shader.insts.len()];
     if let [block] = &shader.blocks[..]
         && block.term == Terminator::End
     {
-        let changed = straight_line(shader, facts, &mut live);
-        scratch.flags = live;
+        let changed = straight_line(shader, facts, live);
+        scratch.flags = live_buf;
         return changed;
     }
     let mark_value = |v: Value, live: &mut [bool], work: &mut Vec<InstId>| {
@@ -42,11 +45,11 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
             }
         }
         if let Terminator::Branch { cond, .. } = block.term {
-            mark_value(cond, &mut live, &mut work);
+            mark_value(cond, live, &mut work);
         }
     }
     while let Some(id) = work.pop() {
-        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, &mut live, &mut work));
+        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, live, &mut work));
     }
     let mut changed = false;
     for block in &shader.blocks {
@@ -61,7 +64,7 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     if changed {
         shader.compact();
     }
-    (scratch.flags, scratch.insts) = (live, work);
+    (scratch.flags, scratch.insts) = (live_buf, work);
     changed
 }
 
