@@ -31,19 +31,15 @@ use std::sync::OnceLock;
 /// afterwards keeps the operands of the instruction it removes read by the one it keeps. So
 /// after legalisation and CSE, DCE finds work only if it would have found some before
 /// legalisation (the optimiser leaves none, nor does the IDVS split, which ends with DCE).
-///
-/// Returns whether it changed anything. When it did not, CSE finds nothing after it if it found
-/// nothing before (at the optimiser's fixed point; the IDVS split only removes instructions).
 #[inline(never)] // A symbol of its own in profiles.
-pub fn run(shader: &mut Shader) -> bool {
-    let mut changed = false;
+pub fn run(shader: &mut Shader) {
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
         let n = shader.blocks[b].insts.len();
         // In place: the steps append what they materialise to the end of the list.
         let mut done = 0;
         while done < n && shader.blocks[b].insts.len() == n {
-            changed |= legalize(shader, block, shader.blocks[b].insts[done]);
+            legalize(shader, block, shader.blocks[b].insts[done]);
             done += 1;
         }
         if shader.blocks[b].insts.len() == n {
@@ -62,39 +58,32 @@ pub fn run(shader: &mut Shader) -> bool {
             shader.blocks[b].insts.push(id);
         }
     }
-    changed
 }
 
-/// Legalises one instruction, saying whether it changed; operands it materialises are
-/// appended to `block`'s list (the instruction then reads them: a change).
+/// Legalises one instruction; operands it materialises are appended to `block`'s list.
 ///
 /// One walk over the used sources ([`Summary`]) settles most instructions: those reading
 /// registers only, and those whose constants are table entries read unmodified and whose FAU
 /// operands cannot break a limit, need nothing more.
 #[inline]
-fn legalize(shader: &mut Shader, block: Block, id: InstId) -> bool {
+fn legalize(shader: &mut Shader, block: Block, id: InstId) {
     let inst = shader.inst(id);
     if inst.dead || !inst.is_machine() {
-        return false;
+        return;
     }
     let facts = op_facts(inst.mach.opcode);
     let summary = Summary::of(&inst.srcs[..usize::from(facts.n_srcs)], facts);
-    let mut changed = false;
     // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
-    // so `fuse_immediate_add` and `encode_constants` would change nothing. With some, a rewrite
-    // can still leave the sources as they were (`#c.neg` encoded as `#c.neg`): that counts as a
-    // change all the same (comparing the sources costs more than the CSE run it could spare).
+    // so `fuse_immediate_add` and `encode_constants` would change nothing.
     if summary.rewrite != 0 {
         fuse_immediate_add(shader, id);
         encode_constants(shader, block, id);
-        changed = true;
     }
     // Steps 1 and 2 only turn constants into other entries or registers: an instruction with
     // at most one FAU operand before them has at most one after them.
     if !summary.within_limits() {
-        changed |= enforce_fau_limits(shader, block, id);
+        enforce_fau_limits(shader, block, id);
     }
-    changed
 }
 
 /// What legalisation needs to know about an opcode (computed once per opcode).
@@ -376,9 +365,7 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-/// Moves FAU operands into registers until no limit fails; says whether it moved one.
-fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) -> bool {
-    let mut moved = false;
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
     for _ in 0..4 {
         let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
@@ -417,17 +404,17 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) -> bool {
             }
         }
         let Some(k) = last else {
-            return moved;
+            return;
         };
         // Table constants (entries once encoded) have no page, and uniforms of one 64-bit slot
         // share theirs: with no special and at most two distinct words, no rule can fail
         // (`Instr::check_hardware_rules`). This is the common case, so it skips the probe.
         if simple && distinct + distinct_uniforms <= 2 {
             debug_assert!(!violates(&probe(inst)), "{:?}", inst.mach.opcode);
-            return moved;
+            return;
         }
         if !violates(&probe(inst)) {
-            return moved;
+            return;
         }
         // Move it into a register.
         let src = inst.srcs[k];
@@ -447,9 +434,7 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) -> bool {
             Operand::Value(b.copy(src.operand))
         };
         shader.inst_mut(id).srcs[k] = Src { operand, ..src };
-        moved = true;
     }
-    moved
 }
 
 #[cfg(test)]
@@ -521,7 +506,7 @@ mod tests {
     #[test]
     fn no_dead_code_after_legalisation_and_cse() {
         let files = crate::test_support::sample_files();
-        let (mut checked, mut changed) = (0, 0);
+        let mut checked = 0;
         for f in &files {
             let text = std::fs::read_to_string(f).unwrap();
             let Ok(program) = crate::tgsi::parse(&text) else { continue };
@@ -531,29 +516,12 @@ mod tests {
             let mut settled = shader.clone();
             assert!(!crate::opt::cse::run(&mut settled), "{}: CSE after the optimiser", f.display());
             assert!(!crate::opt::dce::run(&mut settled), "{}: DCE after the optimiser", f.display());
-            let legalized = run(&mut shader);
-            changed += usize::from(legalized);
-            let merged = crate::opt::cse::run(&mut shader);
-            assert!(legalized || !merged, "{}: CSE found work after a legalisation that changed nothing", f.display());
+            run(&mut shader);
+            crate::opt::cse::run(&mut shader);
             assert!(!crate::opt::dce::run(&mut shader), "{}: DCE found work", f.display());
             checked += 1;
         }
         assert!(checked > 50);
-        // (Every sample gives legalisation work; `says_whether_it_changed_anything` has shaders
-        // that give it none.)
-        assert!(changed > 0);
-    }
-
-    #[test]
-    fn says_whether_it_changed_anything() {
-        // Table entries read as they are, one FAU word per instruction.
-        let mut kept =
-            parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0x3F800000\n    %3 = FADD.f32 %2, u0\n    end\n")).unwrap();
-        assert!(!run(&mut kept));
-        let mut encoded = parse(&format!("{HEAD}    %2 = FADD.f32 %0, #0xBF800000\n    end\n")).unwrap();
-        assert!(run(&mut encoded));
-        let mut moved = parse(&format!("{HEAD}    %2 = FMA.f32 u0, u4, #0x3F800000\n    end\n")).unwrap();
-        assert!(run(&mut moved));
     }
 
     #[test]
