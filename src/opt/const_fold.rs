@@ -12,7 +12,7 @@
 //! layout. Instructions carrying flow bits are left alone (their wait or reconvergence must stay).
 //! One visit per instruction: linear.
 
-use super::facts;
+use super::{Scratch, facts};
 use crate::emu::ConstEvaluator;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Base;
@@ -50,9 +50,15 @@ thread_local! {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_in(shader, &mut Scratch::default())
+}
+
+/// [`run`] with side tables borrowed from `scratch`.
+pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     let facts = facts::table();
-    // Allocated at the first constant (many shaders fold nothing).
-    let mut known: Vec<Option<u32>> = Vec::new();
+    // Sized at the first constant (many shaders fold nothing).
+    let mut known = std::mem::take(&mut scratch.words);
+    known.clear();
     let mut evaluator: Option<ConstEvaluator> = None;
     let mut changed = false;
     for b in 0..shader.blocks.len() {
@@ -65,7 +71,7 @@ pub fn run(shader: &mut Shader) -> bool {
             if inst.kind == InstKind::Copy {
                 if let (Operand::Const(c), true) = (inst.srcs[0].operand, inst.srcs[0].is_plain()) {
                     if known.is_empty() {
-                        known = vec![None; shader.values.len()];
+                        known.resize(shader.values.len(), None);
                     }
                     known[shader.get(inst.dests)[0].index()] = Some(c);
                 }
@@ -87,7 +93,7 @@ pub fn run(shader: &mut Shader) -> bool {
             srcs[0] = Src::konst(result);
             *shader.inst_mut(id) = Inst { dests, srcs, ..Inst::pseudo(InstKind::Copy) };
             if known.is_empty() {
-                known = vec![None; shader.values.len()];
+                known.resize(shader.values.len(), None);
             }
             known[dest.index()] = Some(result);
             changed = true;
@@ -96,6 +102,7 @@ pub fn run(shader: &mut Shader) -> bool {
     if evaluator.is_some() {
         EVALUATOR.set(evaluator);
     }
+    scratch.words = known;
     changed
 }
 

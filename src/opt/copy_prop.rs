@@ -12,18 +12,27 @@
 //! Linear in the program size plus the φ worklist (each φ is revisited once per argument that
 //! resolves to a removed φ, at a cost logarithmic in the number of pending φs).
 
+use super::{Scratch, filled};
 use crate::ir::{InstId, InstKind, Operand, Shader, Src, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_in(shader, &mut Scratch::default())
+}
+
+/// [`run`] with side tables borrowed from `scratch`.
+pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     let n = shader.values.len();
     // Replacement of each value by a value (register copies and trivial φs).
-    let mut forward: Vec<Option<Value>> = vec![None; n];
+    let mut forward = filled(std::mem::take(&mut scratch.values), n, None);
     let mut changed = false;
-    let mut phis = Vec::new();
-    // Values defined by a copy of a constant, uniform or special (`propagate_constants`).
-    let mut constant: Vec<Option<Operand>> = Vec::new();
+    let mut phis = std::mem::take(&mut scratch.insts);
+    phis.clear();
+    // Values defined by a copy of a constant, uniform or special (`propagate_constants`);
+    // empty until the first one.
+    let mut constant = std::mem::take(&mut scratch.operands);
+    constant.clear();
     for b in 0..shader.blocks.len() {
         for i in 0..shader.blocks[b].insts.len() {
             let id = shader.blocks[b].insts[i];
@@ -44,7 +53,7 @@ pub fn run(shader: &mut Shader) -> bool {
                         && matches!(inst.srcs[0].operand, Operand::Const(_) | Operand::Uniform(_) | Operand::Special(_))
                     {
                         if constant.is_empty() {
-                            constant = vec![None; n];
+                            constant.resize(n, None);
                         }
                         constant[shader.get(inst.dests)[0].index()] = Some(inst.srcs[0].operand);
                     }
@@ -66,7 +75,9 @@ pub fn run(shader: &mut Shader) -> bool {
         shader.rewrite_uses(|v| forward[v.index()].map(Operand::Value));
     }
     // Without constant copies there is nothing to propagate.
-    changed | (!constant.is_empty() && propagate_constants(shader, &constant))
+    changed |= !constant.is_empty() && propagate_constants(shader, &constant);
+    (scratch.values, scratch.insts, scratch.operands) = (forward, phis, constant);
+    changed
 }
 
 /// The value `v` stands for after the replacements in `forward`. The values on the way are

@@ -12,7 +12,7 @@
 //! during the walk, so it can be compared directly.
 
 use super::{Analyses, Outcome, facts};
-use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator};
 use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 use std::hash::Hasher;
@@ -64,7 +64,8 @@ fn hash(inst: &Inst) -> u64 {
 /// An available expression: the instruction computing it (its one destination is the value),
 /// the block of its definition, its hash, and the next entry in the same bucket (its index + 1;
 /// 0: none).
-struct Available {
+#[derive(Clone, Copy)]
+pub(super) struct Available {
     inst: InstId,
     block: Block,
     hash: u64,
@@ -81,7 +82,11 @@ pub fn run(shader: &mut Shader) -> bool {
 pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut outcome = Outcome::default();
     // Straight-line code needs no dominator tree.
-    let dom = (shader.blocks.len() > 1).then(|| analyses.dom(shader));
+    if shader.blocks.len() > 1 {
+        analyses.dom(shader);
+    }
+    let Analyses { dom, scratch, .. } = analyses;
+    let dom = if shader.blocks.len() > 1 { dom.as_ref() } else { None };
     let entry = [shader.entry()];
     let order: &[Block] = match dom {
         Some(dom) => dom.preorder(),
@@ -91,16 +96,20 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let layout_follows_dominance = dom.is_none_or(|d| d.layout_follows_dominance());
     let facts = facts::table();
     // A chained hash table sized once from the number of instructions in the blocks (never
-    // rehashed): bucket heads index `entries` (plus one, so that an empty table is all zeros,
-    // which the allocator hands out cheaply), whose `next` fields chain the entries of one
-    // bucket. There is at most one entry per expression (a stale one is overwritten), so the
-    // bucket count does not affect the result.
+    // rehashed): bucket heads index `entries` (plus one, so that an empty table is all zeros),
+    // whose `next` fields chain the entries of one bucket. There is at most one entry per
+    // expression (a stale one is overwritten), so the bucket count does not affect the result.
     let listed: usize = shader.blocks.iter().map(|b| b.insts.len()).sum();
     let buckets = (2 * listed).next_power_of_two().max(16);
-    let mut heads: Vec<u32> = vec![0; buckets];
-    let mut entries: Vec<Available> = Vec::with_capacity(listed);
-    // The replacement of each value; allocated at the first replacement (many runs find none).
-    let mut replace: Vec<Option<Value>> = Vec::new();
+    let mut heads_buf = super::filled(std::mem::take(&mut scratch.counts), buckets, 0);
+    // Sliced to its known length, so that the masked bucket index needs no bounds check.
+    let heads = &mut heads_buf[..buckets];
+    let mut entries = std::mem::take(&mut scratch.available);
+    entries.clear();
+    entries.reserve(listed);
+    // The replacement of each value; sized at the first replacement (many runs find none).
+    let mut replace = std::mem::take(&mut scratch.values);
+    replace.clear();
     let mut changed = false;
     let all_visited = order.len() == shader.blocks.len();
     // φs and parallel copies: their arguments can be defined later in the walk (around a loop),
@@ -147,7 +156,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             if dominates(e.block, b) {
                 outcome.copies_replaced |= inst.kind == InstKind::Copy && !layout_follows_dominance;
                 if replace.is_empty() {
-                    replace = vec![None; shader.values.len()];
+                    replace.resize(shader.values.len(), None);
                 }
                 let dest = shader.get(inst.dests)[0];
                 replace[dest.index()] = Some(shader.get(shader.insts[e.inst.index()].dests)[0]);
@@ -188,6 +197,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
         shader.compact();
     }
+    (scratch.counts, scratch.available, scratch.values) = (heads_buf, entries, replace);
     outcome.changed = changed;
     outcome
 }

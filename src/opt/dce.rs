@@ -4,13 +4,27 @@
 //! nobody reads after the loop). Linear in the program size. A single block that ends the
 //! shader is marked in one backward walk (a definition precedes its uses there).
 
-use super::facts;
+use super::{Scratch, facts, filled};
 use crate::ir::{InstId, Shader, Terminator, Value};
-use smallvec::SmallVec;
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_in(shader, &mut Scratch::default())
+}
+
+/// [`run`] with side tables borrowed from `scratch`.
+pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     let facts = facts::table();
-    let mut live = vec![false; shader.insts.len()];
+    let mut live_buf = filled(std::mem::take(&mut scratch.flags), shader.insts.len(), false);
+    // Sliced to the instruction count, so that indexing it by an instruction needs no second
+    // bounds check.
+    let live = &mut live_buf[..shader.insts.len()];
+    if let [block] = &shader.blocks[..]
+        && block.term == Terminator::End
+    {
+        let changed = straight_line(shader, facts, live);
+        scratch.flags = live_buf;
+        return changed;
+    }
     let mark_value = |v: Value, live: &mut [bool], work: &mut Vec<InstId>| {
         if let Some(def) = shader.values[v.index()].def
             && !live[def.index()]
@@ -19,37 +33,9 @@ pub fn run(shader: &mut Shader) -> bool {
             work.push(def);
         }
     };
-    if let [block] = &shader.blocks[..]
-        && block.term == Terminator::End
-    {
-        // Straight-line code (most shaders): every use follows its definition, so one walk
-        // backwards decides every instruction, without a worklist or a second sweep.
-        // On the stack: most runs find a few dead instructions or none.
-        let mut dead: SmallVec<[InstId; 32]> = SmallVec::new();
-        for &id in block.insts.iter().rev() {
-            let inst = &shader.insts[id.index()];
-            if inst.dead {
-                continue;
-            }
-            if !(live[id.index()] || facts::of(facts, inst) & facts::SIDE_EFFECTS != 0) {
-                dead.push(id);
-                continue;
-            }
-            shader.for_each_use(inst, |v| {
-                if let Some(def) = shader.values[v.index()].def {
-                    live[def.index()] = true;
-                }
-            });
-        }
-        for &id in &dead {
-            shader.insts[id.index()].dead = true;
-        }
-        if !dead.is_empty() {
-            shader.compact();
-        }
-        return !dead.is_empty();
-    }
-    let mut work: Vec<InstId> = Vec::with_capacity(shader.insts.len());
+    let mut work = std::mem::take(&mut scratch.insts);
+    work.clear();
+    work.reserve(shader.insts.len());
     for block in &shader.blocks {
         for &id in &block.insts {
             let inst = &shader.insts[id.index()];
@@ -59,11 +45,11 @@ pub fn run(shader: &mut Shader) -> bool {
             }
         }
         if let Terminator::Branch { cond, .. } = block.term {
-            mark_value(cond, &mut live, &mut work);
+            mark_value(cond, live, &mut work);
         }
     }
     while let Some(id) = work.pop() {
-        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, &mut live, &mut work));
+        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, live, &mut work));
     }
     let mut changed = false;
     for block in &shader.blocks {
@@ -78,6 +64,40 @@ pub fn run(shader: &mut Shader) -> bool {
     if changed {
         shader.compact();
     }
+    (scratch.flags, scratch.insts) = (live_buf, work);
+    changed
+}
+
+/// Straight-line code (most shaders): every use follows its definition, so one walk backwards
+/// decides every instruction, without a worklist or a second sweep. The same walk compacts the
+/// list (the kept instructions gather at its end, in order), which spares `Shader::compact`'s
+/// second walk.
+fn straight_line(shader: &mut Shader, facts: &[u8], live: &mut [bool]) -> bool {
+    let mut list = std::mem::take(&mut shader.blocks[0].insts);
+    // `list[kept..]`: the instructions kept so far.
+    let mut kept = list.len();
+    let mut changed = false;
+    for r in (0..list.len()).rev() {
+        let id = list[r];
+        let inst = &shader.insts[id.index()];
+        if inst.dead {
+            continue;
+        }
+        if !(live[id.index()] || facts::of(facts, inst) & facts::SIDE_EFFECTS != 0) {
+            shader.insts[id.index()].dead = true;
+            changed = true;
+            continue;
+        }
+        shader.for_each_use(inst, |v| {
+            if let Some(def) = shader.values[v.index()].def {
+                live[def.index()] = true;
+            }
+        });
+        kept -= 1;
+        list[kept] = id;
+    }
+    list.drain(..kept);
+    shader.blocks[0].insts = list;
     changed
 }
 

@@ -2,7 +2,7 @@
 //! read only by this add becomes `FMA p, q, a`. This skips the product's rounding, so it is
 //! off when the shader must be exact (`opt::Options::contract`).
 
-use super::{Outcome, use_counts};
+use super::{Outcome, Scratch, use_counts};
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Instr;
@@ -10,12 +10,12 @@ use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
 pub fn run(shader: &mut Shader) -> bool {
-    run_reporting(shader).changed
+    run_reporting(shader, &mut Scratch::default()).changed
 }
 
 /// [`run`], also saying whether a product was held back because it has other readers and
 /// whether a fused instruction reads only constants and copies of constants or FAU words.
-pub fn run_reporting(shader: &mut Shader) -> Outcome {
+pub fn run_reporting(shader: &mut Shader, scratch: &mut Scratch) -> Outcome {
     // Contraction needs an add and a plain product (`FMA p, q, #-0.0`, the only way one can
     // appear during the run too); this scan is much cheaper than counting uses.
     let (mut product_exists, mut add_exists) = (false, false);
@@ -38,6 +38,7 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     // product's reads of its factors to the fused instruction and leaves every other count as
     // it was, so these are the counts at the start of the run.
     let mut uses: Vec<u32> = Vec::new();
+    let mut counted = false;
     let multiply = |shader: &Shader, v: Value| -> Option<(Src, Src)> {
         let inst = shader.inst(shader.values[v.index()].def?);
         let plain_mul = inst.kind == InstKind::Machine
@@ -70,8 +71,9 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
                     continue;
                 }
                 let Some((p, q)) = multiply(shader, v) else { continue };
-                if uses.is_empty() {
-                    uses = use_counts(shader);
+                if !counted {
+                    uses = use_counts(shader, std::mem::take(&mut scratch.counts));
+                    counted = true;
                 }
                 if uses[v.index()] != 1 {
                     held_by_uses = true;
@@ -95,6 +97,9 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
     }
     if changed {
         shader.compact();
+    }
+    if counted {
+        scratch.counts = uses;
     }
     Outcome { changed, held_by_uses, constant_fused, ..Outcome::default() }
 }
@@ -135,7 +140,7 @@ mod tests {
             "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n",
         )
         .unwrap();
-        let outcome = run_reporting(&mut s);
+        let outcome = run_reporting(&mut s, &mut Scratch::default());
         assert!(outcome.changed && outcome.constant_fused, "{}", print(&s));
     }
 
@@ -143,7 +148,7 @@ mod tests {
     fn a_product_with_flow_bits_is_not_fused() {
         let text = "fragment shader\nblock0:\n    %0 = copy #0x40000000\n    %1 = FMA.f32.wait0 %0, #0x40400000, #0x80000000\n    %2 = FADD.f32 %1, #0x3F800000\n    STORE.i32.slot0 @%2, %0:%0, offset:0\n    end\n";
         let mut s = parse(text).unwrap();
-        let outcome = run_reporting(&mut s);
+        let outcome = run_reporting(&mut s, &mut Scratch::default());
         assert!(!outcome.changed, "{}", print(&s));
         assert!(print(&s).contains("FMA.f32.wait0"), "{}", print(&s));
     }

@@ -43,9 +43,12 @@ pub struct Outcome {
     /// `fma`: a fused instruction reads only constants and constant copies (work for
     /// `const_fold` if the product it absorbed could not be folded, e.g. for its flow bits).
     pub constant_fused: bool,
-    /// `mod_fold`: a source now reads a constant, FAU word or constant copy it did not read
-    /// before (work for `const_fold` and `simplify`).
+    /// `mod_fold`: a source now reads a constant (`#k`, or a value defined by `copy #k`) it did
+    /// not read before (work for `const_fold` and `simplify`; FAU words are constants to
+    /// neither).
     pub constant_moved: bool,
+    /// `simplify`: an instruction became a copy (work for `copy_prop` and `const_fold`).
+    pub copies_made: bool,
     /// `mod_fold`: a run right after this one would find nothing (it is not idempotent in
     /// general).
     pub settled: bool,
@@ -67,6 +70,37 @@ pub struct Analyses {
     dom: Option<DomTree>,
     /// Set by [`optimize`] when it reached its fixed point: no pass has work left.
     converged: bool,
+    /// Side tables lent to the pass runs.
+    scratch: Scratch,
+}
+
+/// Side tables the passes lend each other: a pass takes the buffers it needs (sizing and
+/// filling them itself) and puts them back, so the twenty-odd pass runs of a compile allocate
+/// each buffer once instead of once per run (for small shaders, allocating cost more than
+/// filling). Contents never carry over from one run to the next.
+#[derive(Default)]
+pub struct Scratch {
+    /// A value per value: replacements (`copy_prop`, `cse`, `mod_fold`).
+    values: Vec<Option<Value>>,
+    /// A flag per value or instruction (`dce`, `mod_fold`).
+    flags: Vec<bool>,
+    /// A count per value or bucket (use counts, `cse`'s bucket heads).
+    counts: Vec<u32>,
+    /// A constant word per value (`const_fold`).
+    words: Vec<Option<u32>>,
+    /// An FAU or constant operand per value (`copy_prop`).
+    operands: Vec<Option<crate::ir::Operand>>,
+    /// Instructions (`copy_prop`'s φs, `dce`'s worklist).
+    insts: Vec<crate::ir::InstId>,
+    /// `cse`'s available expressions.
+    available: Vec<cse::Available>,
+}
+
+/// `buf` emptied, then filled with `n` copies of `fill` (reusing its capacity).
+fn filled<T: Clone>(mut buf: Vec<T>, n: usize, fill: T) -> Vec<T> {
+    buf.clear();
+    buf.resize(n, fill);
+    buf
 }
 
 impl Analyses {
@@ -113,9 +147,14 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   dead inputs for `dce`), and folds chains in layout order (itself, when a use precedes its
 ///   definition in the layout). It only removes uses of values defined by copies, which are
 ///   never the single-use producers `mod_fold` and `fma` look for.
-/// * `simplify` and `mod_fold` rewrite sources and opcodes: everything but `merge_blocks`.
-///   `simplify` is idempotent (what it produces, `FADD` and copies, is nothing it rewrites);
-///   `mod_fold` is not (a producer forwarded in a run takes no clamp in that run).
+/// * `simplify` turns instructions into copies (work for `copy_prop` and `const_fold`, only if
+///   the run made one) and `FMA a, ±1, c` into `FADD ±a, c` (work for `mod_fold`, `fma` and
+///   `cse`; not for `const_fold`: an `FADD` of constants comes from an `FMA` of the same
+///   constants, which `const_fold` would have folded). It removes no read of a value (the
+///   operands it drops are constants), so it gives `dce` nothing, and it is idempotent (what it
+///   produces, `FADD` and copies, is nothing it rewrites).
+/// * `mod_fold` rewrites sources and opcodes: everything but `merge_blocks`. It is not
+///   idempotent (a producer forwarded in a run takes no clamp in that run).
 /// * `fma` turns an `FADD` into an `FMA` of the product's factors and the addend and kills the
 ///   product; it is not idempotent (a fused FMA can be a product itself). It creates no copy
 ///   and renames no use, and its operands keep whole-word reads whole-word (binary32 sources
@@ -171,22 +210,22 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "copy_prop",
-        pass: |s, _| Outcome::of(copy_prop::run(s)),
+        pass: |s, a| Outcome::of(copy_prop::run_in(s, &mut a.scratch)),
         enables: ALL_BUT_MERGE,
         idempotent: true,
         changes_cfg: false,
     },
     Step {
         name: "const_fold",
-        pass: |s, _| Outcome::of(const_fold::run(s)),
+        pass: |s, a| Outcome::of(const_fold::run_in(s, &mut a.scratch)),
         enables: COPY_PROP | CONST_FOLD | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
     },
     Step {
         name: "simplify",
-        pass: |s, _| Outcome::of(simplify::run(s)),
-        enables: ALL_BUT_MERGE,
+        pass: |s, _| simplify::run_reporting(s),
+        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | CSE,
         idempotent: true,
         changes_cfg: false,
     },
@@ -199,7 +238,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "fma",
-        pass: |s, _| fma::run_reporting(s),
+        pass: |s, a| fma::run_reporting(s, &mut a.scratch),
         enables: CONST_FOLD | MOD_FOLD | FMA | CSE | DCE,
         idempotent: false,
         changes_cfg: false,
@@ -213,7 +252,7 @@ const PIPELINE: [Step; 8] = [
     },
     Step {
         name: "dce",
-        pass: |s, _| Outcome::of(dce::run(s)),
+        pass: |s, a| Outcome::of(dce::run_in(s, &mut a.scratch)),
         enables: MOD_FOLD | FMA,
         idempotent: true,
         changes_cfg: false,
@@ -268,6 +307,9 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
                         enables &= !CONST_FOLD;
                     }
                 }
+                if this == SIMPLIFY && !outcome.copies_made {
+                    enables &= !(COPY_PROP | CONST_FOLD);
+                }
                 if this == FMA && !outcome.constant_fused {
                     enables &= !CONST_FOLD;
                 }
@@ -320,9 +362,9 @@ fn phi_made_trivial(shader: &Shader, replace: impl Fn(Value) -> Option<Value>) -
     })
 }
 
-/// The number of reads of each value (operands, φ arguments, branch conditions).
-pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
-    let mut uses = vec![0u32; shader.values.len()];
+/// The number of reads of each value (operands, φ arguments, branch conditions), in `buf`.
+pub(crate) fn use_counts(shader: &Shader, buf: Vec<u32>) -> Vec<u32> {
+    let mut uses = filled(buf, shader.values.len(), 0);
     for b in 0..shader.blocks.len() {
         for id in shader.block_insts(Block(b as u32)) {
             shader.for_each_use(shader.inst(id), |v| uses[v.index()] += 1);
@@ -332,6 +374,16 @@ pub(crate) fn use_counts(shader: &Shader) -> Vec<u32> {
         }
     }
     uses
+}
+
+/// Whether `v` is defined by a plain `copy #k` (a constant to `const_fold`).
+fn is_literal_copy(shader: &Shader, v: Value) -> bool {
+    shader.values[v.index()].def.is_some_and(|d| {
+        let def = shader.inst(d);
+        def.kind == InstKind::Copy
+            && matches!(def.srcs[0].operand, crate::ir::Operand::Const(_))
+            && def.srcs[0].is_plain()
+    })
 }
 
 /// Whether `v` is defined by a copy of a constant or FAU word.

@@ -14,7 +14,7 @@
 //! binary32 result (a v2f16 producer would clamp each half instead of the f32 word); a producer
 //! already forwarded in the same round never takes a clamp.
 
-use super::{Analyses, Outcome, is_constant_copy, use_counts};
+use super::{Analyses, Outcome, is_literal_copy, use_counts};
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{InstKind, Operand, Shader, Src, Value};
 use crate::valhall::Opcode;
@@ -53,7 +53,8 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     // The values defined by an `FADD.f32 x, #-0.0` (flow, clamp and swizzle aside): the walk
     // below looks at the definition of a source only when it is marked here, instead of at
     // every source's definition. Allocated at the first such add.
-    let mut negzero_defs: Vec<bool> = Vec::new();
+    let mut negzero_defs = std::mem::take(&mut analyses.scratch.flags);
+    negzero_defs.clear();
     for &id in shader.blocks.iter().flat_map(|b| &b.insts) {
         let inst = shader.inst(id);
         if inst.dead || inst.opcode() != Some(Opcode::FADD_F32) {
@@ -61,21 +62,28 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
         if adds_negative_zero(&inst.srcs) {
             if negzero_defs.is_empty() {
-                negzero_defs = vec![false; shader.values.len()];
+                negzero_defs.resize(shader.values.len(), false);
             }
             negzero_defs[shader.get(inst.dests)[0].index()] = true;
         }
         clamped_add_exists |= inst.mach.clamp().is_some_and(|c| c != Clamp::None);
     }
     if negzero_defs.is_empty() {
+        analyses.scratch.flags = negzero_defs;
         return Outcome::default();
     }
     let mut held_by_uses = false;
     let mut changed = false;
     // Counted before anything changes (empty when no saturate can move).
-    let uses = if clamped_add_exists { use_counts(shader) } else { Vec::new() };
-    // The value each removed `FADD` stands for; allocated at the first removal.
-    let mut replace: Vec<Option<Value>> = Vec::new();
+    let mut uses = std::mem::take(&mut analyses.scratch.counts);
+    if clamped_add_exists {
+        uses = use_counts(shader, uses);
+    } else {
+        uses.clear();
+    }
+    // The value each removed `FADD` stands for; sized at the first removal.
+    let mut replace = std::mem::take(&mut analyses.scratch.values);
+    replace.clear();
     let mut any_replaced = false;
     let mut constant_moved = false;
     // A source folded to read another `FADD.f32` result could fold again in a second run.
@@ -85,6 +93,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             let id = shader.blocks[b].insts[i];
             let inst = shader.inst(id);
             if inst.dead || !inst.is_machine() {
+                continue;
+            }
+            // Most instructions are no `FADD.f32` and read no marked value: nothing below
+            // applies to them, so they are skipped before their sources are copied.
+            let reads_marked =
+                inst.srcs.iter().any(|s| matches!(s.operand, Operand::Value(y) if negzero_defs[y.index()]));
+            if !reads_marked && inst.mach.opcode != Opcode::FADD_F32 {
                 continue;
             }
             let info = inst.mach.info();
@@ -117,13 +132,14 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 touched = true;
                 match inner.operand {
                     Operand::Value(x) => {
-                        constant_moved |= is_constant_copy(shader, x);
+                        constant_moved |= is_literal_copy(shader, x);
                         folded_into_add |= shader.values[x.index()].def.is_some_and(|d| {
                             let def = shader.inst(d);
                             !def.dead && def.opcode() == Some(Opcode::FADD_F32)
                         });
                     }
-                    _ => constant_moved = true,
+                    Operand::Const(_) => constant_moved = true,
+                    _ => {}
                 }
             }
             if touched {
@@ -152,9 +168,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                     continue;
                 }
                 if clamp == Clamp::None {
-                    constant_moved |= is_constant_copy(shader, x);
+                    constant_moved |= is_literal_copy(shader, x);
                     if replace.is_empty() {
-                        replace = vec![None; shader.values.len()];
+                        replace.resize(shader.values.len(), None);
                     }
                     replace[dest.index()] = Some(x);
                     any_replaced = true;
@@ -177,7 +193,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                     && producer.mach.set_clamp(clamp).is_ok()
                 {
                     if replace.is_empty() {
-                        replace = vec![None; shader.values.len()];
+                        replace.resize(shader.values.len(), None);
                     }
                     replace[dest.index()] = Some(x);
                     any_replaced = true;
@@ -199,6 +215,8 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         shader.rewrite_uses(|v| replace[v.index()].map(|_| Operand::Value(resolve(v))));
         shader.compact();
     }
+    let scratch = &mut analyses.scratch;
+    (scratch.flags, scratch.counts, scratch.values) = (negzero_defs, uses, replace);
     // Renamed readers and chains of folds can give a second run work, and so can a layout that
     // puts a reader before the producer it folded (a later fold changed the producer).
     let settled = !changed

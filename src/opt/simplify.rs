@@ -14,7 +14,7 @@
 //! replaced instruction becomes a `copy` of the kept operand, which `copy_prop` forwards. One
 //! visit per instruction: linear.
 
-use super::facts;
+use super::{Outcome, facts};
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
@@ -128,8 +128,13 @@ fn simplify(inst: &Inst) -> Option<Inst> {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
+    run_reporting(shader).changed
+}
+
+/// [`run`], also saying whether an instruction became a copy.
+pub fn run_reporting(shader: &mut Shader) -> Outcome {
     let facts = facts::table();
-    let mut changed = false;
+    let (mut changed, mut copies_made) = (false, false);
     let Shader { blocks, insts, .. } = shader;
     for &id in blocks.iter().flat_map(|b| &b.insts) {
         let inst = &mut insts[id.index()];
@@ -147,11 +152,12 @@ pub fn run(shader: &mut Shader) -> bool {
             if new.kind == InstKind::Copy && inst.mach.flow != 0 {
                 continue;
             }
+            copies_made |= new.kind == InstKind::Copy;
             *inst = new;
             changed = true;
         }
     }
-    changed
+    Outcome { changed, copies_made, ..Outcome::default() }
 }
 
 #[cfg(test)]

@@ -1,9 +1,23 @@
 //! Removes blocks the entry cannot reach, with their φ arguments in the blocks they jumped to.
 
-use crate::ir::{Block, InstKind, Shader, Value};
+use crate::ir::{Block, InstKind, Shader, Terminator, Value};
 
 pub fn run(shader: &mut Shader) -> bool {
     let n = shader.blocks.len();
+    // Straight-line code once `merge_blocks` has merged it (most shaders): the entry ends the
+    // shader and nothing jumps to it, so it is the only reachable block. Dropping the others
+    // needs no walk and no renumbering (they follow it in the layout).
+    if shader.blocks[0].term == Terminator::End && shader.blocks[0].preds.is_empty() {
+        if n == 1 {
+            return false;
+        }
+        let Shader { blocks, insts, .. } = shader;
+        for id in blocks[1..].iter().flat_map(|b| &b.insts) {
+            insts[id.index()].dead = true;
+        }
+        blocks.truncate(1);
+        return true;
+    }
     // Two allocations when every block is reachable (the common case).
     let mut reachable = vec![false; n];
     let mut work = Vec::with_capacity(n);
@@ -78,6 +92,18 @@ mod tests {
             print(&s),
             "fragment shader\nblock0:\n    %0 = copy #0x1\n    jump block1\nblock1:                    ; preds: block0\n    %2 = phi [%0, block0]\n    end\n"
         );
+        assert!(!run(&mut s));
+    }
+
+    #[test]
+    fn an_entry_that_ends_the_shader_is_all_that_stays() {
+        let mut s = parse(
+            "fragment shader\nblock0:\n    %0 = copy #0x1\n    end\nblock1:\n    %1 = copy #0x2\n    jump block2\nblock2:\n    %2 = phi [%1, block1]\n    end\n",
+        )
+        .unwrap();
+        assert!(run(&mut s));
+        crate::ir::verify::verify(&s).unwrap();
+        assert_eq!(print(&s), "fragment shader\nblock0:\n    %0 = copy #0x1\n    end\n");
         assert!(!run(&mut s));
     }
 }
