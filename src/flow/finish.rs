@@ -121,11 +121,9 @@ fn blend_calls(mach: &mut MachShader) {
                 let link = &mut block.insts[k + 1].instr;
                 if last {
                     link.srcs[0].base = Base::Immediate(0);
-                    if link.opcode == Opcode::IADD_IMM_I32 {
-                        link.imms[link_constant_index()] = 0;
-                    } else {
-                        let _ = link.set_imm("constant", 0);
-                    }
+                    // (The link is always `IADD_IMM.i32`: `regalloc::assign` builds the pair.)
+                    debug_assert_eq!(link.opcode, Opcode::IADD_IMM_I32);
+                    link.imms[link_constant_index()] = 0;
                 }
             }
         }
@@ -134,13 +132,15 @@ fn blend_calls(mach: &mut MachShader) {
 
 /// The index of BLEND's `target` immediate.
 fn blend_target_index() -> usize {
-    static INDEX: LazyLock<usize> = LazyLock::new(|| Opcode::BLEND.info().imm_index("target").unwrap_or(0));
+    static INDEX: LazyLock<usize> =
+        LazyLock::new(|| Opcode::BLEND.info().imm_index("target").expect("BLEND has a target field"));
     *INDEX
 }
 
 /// The index of the `constant` immediate of `IADD_IMM.i32` (the blend call's link).
 fn link_constant_index() -> usize {
-    static INDEX: LazyLock<usize> = LazyLock::new(|| Opcode::IADD_IMM_I32.info().imm_index("constant").unwrap_or(0));
+    static INDEX: LazyLock<usize> =
+        LazyLock::new(|| Opcode::IADD_IMM_I32.info().imm_index("constant").expect("IADD_IMM.i32 has a constant field"));
     *INDEX
 }
 

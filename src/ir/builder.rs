@@ -307,27 +307,14 @@ impl<'a> Builder<'a> {
     pub fn iadd_imm(&mut self, x: impl Into<Src>, imm: u32) -> Value {
         // The template and where its `constant` field lives, found once: setting the field by
         // name compares strings, and a whole `Instr` is three times the size of a `MachOp`.
-        static IADD_IMM: LazyLock<(Instr, Option<usize>)> = LazyLock::new(|| {
+        static IADD_IMM: LazyLock<(MachOp, usize)> = LazyLock::new(|| {
             let mach = Instr::new(Opcode::IADD_IMM_I32);
-            (mach, mach.info().imm_index("constant"))
+            (MachOp::of(&mach), mach.info().imm_index("constant").expect("IADD_IMM.i32 has a constant field"))
         });
-        let (template, field) = *IADD_IMM;
-        let mut mach = MachOp::of(&template);
-        match field {
-            Some(k) => {
-                // As `Instr::set_imm`: the field keeps 0 when the value does not fit.
-                let info = &mach.info().imms[k];
-                let (lo, hi) = info.range();
-                let value = i64::from(imm);
-                if (lo..=hi).contains(&value) {
-                    mach.imms[k] = imm;
-                }
-            }
-            None => {
-                let mut full = template;
-                let _ = full.set_imm("constant", i64::from(imm));
-                mach = MachOp::of(&full);
-            }
+        let (mut mach, k) = *IADD_IMM;
+        // As `Instr::set_imm`: the field keeps 0 when the value does not fit.
+        if let Some(bits) = mach.info().imms[k].encode(i64::from(imm)) {
+            mach.imms[k] = bits;
         }
         self.clean_alu(mach, &[x.into()])
     }

@@ -366,21 +366,16 @@ fn load_attribute(ctx: &mut Ctx, index: i64) -> [Value; 4] {
     let instance_id = preload(ctx, 61);
     // The fixed fields are set by name once (each lookup compares strings).
     // (and where the `index` immediate lives).
-    static TEMPLATE: LazyLock<(Instr, Option<usize>)> = LazyLock::new(|| {
+    static TEMPLATE: LazyLock<(Instr, usize)> = LazyLock::new(|| {
         let mut mach = Instr::new(Op::LD_ATTR_IMM);
         let _ = mach.set_vector_size(VectorSize::V4);
         let _ = mach.set_register_format(RegisterFormat::F32);
         let _ = mach.set_slot(Slot::Slot0);
         let _ = mach.set_imm("table", 1);
-        (mach, mach.info().imm_index("index"))
+        (mach, mach.info().imm_index("index").expect("LD_ATTR_IMM has an index field"))
     });
     let (mut mach, index_field) = *TEMPLATE;
-    match index_field {
-        Some(k) => set_imm_at(&mut mach, k, index),
-        None => {
-            let _ = mach.set_imm("index", index);
-        }
-    }
+    let _ = mach.set_imm_at(index_field, index);
     if !(0..16).contains(&index) {
         ctx.unsupported("an attribute index above 15", "attribute loads use the 4-bit immediate index");
     }
@@ -1368,7 +1363,7 @@ fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value),
     struct Template {
         mach: Instr,
         access: MemoryAccess,
-        offset: Option<usize>,
+        offset: usize,
     }
     const OPS: [Op; 5] = [Op::STORE_I16, Op::STORE_I32, Op::STORE_I64, Op::STORE_I96, Op::STORE_I128];
     const ACCESSES: [MemoryAccess; 2] = [MemoryAccess::Istream, MemoryAccess::Estream];
@@ -1380,18 +1375,22 @@ fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value),
                 let mut mach = Instr::new(op);
                 let _ = mach.set_slot(Slot::Slot0);
                 let _ = mach.set("memory_access", access);
-                templates.push(Template { mach, access, offset: mach.info().imm_index("offset") });
+                templates.push(Template {
+                    mach,
+                    access,
+                    offset: mach.info().imm_index("offset").expect("stores have an offset field"),
+                });
             }
         }
         templates
     });
     let mach = match TEMPLATES.iter().find(|t| t.mach.opcode == op && t.access == access) {
-        Some(Template { mach, offset: Some(k), .. }) => {
-            let mut mach = *mach;
-            set_imm_at(&mut mach, *k, i64::from(offset));
+        Some(template) => {
+            let mut mach = template.mach;
+            let _ = mach.set_imm_at(template.offset, i64::from(offset));
             mach
         }
-        _ => {
+        None => {
             let mut mach = Instr::new(op);
             let _ = mach.set_slot(Slot::Slot0);
             let _ = mach.set("memory_access", access);
@@ -1400,17 +1399,6 @@ fn store_sized(ctx: &mut Ctx, op: Op, values: &[Value], address: (Value, Value),
         }
     };
     ctx.builder().emit(mach, &[Src::new(Operand::Pair(address.0, address.1))], &[values], 0);
-}
-
-/// Sets immediate field `k` of `mach` to `value` as `Instr::set_imm` does by name (left
-/// unchanged when the value does not fit), for fields whose index was looked up once.
-fn set_imm_at(mach: &mut Instr, k: usize, value: i64) {
-    let field = &mach.info().imms[k];
-    let (lo, hi) = field.range();
-    if (lo..=hi).contains(&value) {
-        let bits = if value < 0 { value + (1i64 << field.width) } else { value };
-        mach.imms[k] = bits as u32;
-    }
 }
 
 /// Fills the metadata lowering knows.

@@ -494,13 +494,19 @@ impl Instr {
             what: "immediate",
             name: name.to_string(),
         })?;
+        self.set_imm_at(k, value)
+    }
+
+    /// Sets immediate field `k` (its index in `info().imms`, e.g. looked up once with
+    /// `imm_index`: looking it up by name compares strings); the value must be in its range.
+    pub fn set_imm_at(&mut self, k: usize, value: i64) -> Result<(), InstrError> {
+        let info = self.info();
         let field = &info.imms[k];
-        let (lo, hi) = field.range();
-        if value < lo || value > hi {
-            return Err(InstrError::DoesNotFit { instr: info.name, what: format!("immediate `{name}`"), value });
-        }
-        let bits = if value < 0 { value + (1i64 << field.width) } else { value };
-        self.imms[k] = bits as u32;
+        self.imms[k] = field.encode(value).ok_or_else(|| InstrError::DoesNotFit {
+            instr: info.name,
+            what: format!("immediate `{}`", field.name),
+            value,
+        })?;
         Ok(())
     }
 
@@ -844,6 +850,30 @@ impl fmt::Display for Instr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every immediate field of every opcode: `encode` inverts `decode` over the field's whole
+    /// range and refuses the values just outside it; `set_imm_at` and `set_imm` agree.
+    #[test]
+    fn immediate_fields_encode_what_they_decode() {
+        for op in Opcode::ALL {
+            let info = op.info();
+            for (k, field) in info.imms.iter().enumerate() {
+                let (lo, hi) = field.range();
+                for value in [lo, lo + 1, -1, 0, 1, hi - 1, hi].into_iter().filter(|v| (lo..=hi).contains(v)) {
+                    let bits = field.encode(value).expect("in range");
+                    assert_eq!(field.decode(bits), value, "{} {}", info.name, field.name);
+                    let (mut by_index, mut by_name) = (Instr::new(op), Instr::new(op));
+                    by_index.set_imm_at(k, value).unwrap();
+                    by_name.set_imm(field.name, value).unwrap();
+                    assert_eq!(by_index, by_name, "{} {}", info.name, field.name);
+                }
+                assert_eq!(field.encode(lo - 1), None, "{} {}", info.name, field.name);
+                assert_eq!(field.encode(hi + 1), None, "{} {}", info.name, field.name);
+                let err = Instr::new(op).set_imm_at(k, hi + 1).unwrap_err();
+                assert!(err.to_string().contains(field.name), "{err}");
+            }
+        }
+    }
 
     /// The bit sets say exactly what the enum tables say, for every value of a byte (so no
     /// field is wider than the 16 values a set holds).

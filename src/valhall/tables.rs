@@ -158,6 +158,15 @@ impl ImmInfo {
         }
     }
 
+    /// The raw bits holding `value`, or `None` when it is outside [`ImmInfo::range`].
+    pub fn encode(&self, value: i64) -> Option<u32> {
+        let (lo, hi) = self.range();
+        if value < lo || value > hi {
+            return None;
+        }
+        Some(if value < 0 { value + (1i64 << self.width) } else { value } as u32)
+    }
+
     /// The value of the field's raw bits (sign-extended for a signed field).
     pub fn decode(&self, bits: u32) -> i64 {
         let bits = i64::from(bits);
