@@ -676,7 +676,7 @@ fn layer_id(ctx: &mut Ctx) -> Value {
 fn sample_position(ctx: &mut Ctx) -> [Value; 2] {
     let id = sample_id(ctx);
     let offset = ctx.entry_builder().shl(id, Src::konst(2));
-    let base = |high: bool| Src::new(Operand::Special(special_word("sample", high)));
+    let base = |high: bool| Src::new(Operand::Special(Special::of("sample", high)));
     let mut b = ctx.entry_builder();
     let lo = b.iadd(base(false), offset);
     let carry = b.icmp(false, Condition::Lt, lo, base(false), ResultType::I1);
@@ -839,7 +839,7 @@ fn load_system_value(ctx: &mut Ctx, name: SemanticName) -> Option<[Value; 4]> {
             | SemanticName::SubgroupLeMask
             | SemanticName::SubgroupLtMask,
         ) => {
-            let lane_id = Special::named("lane_id", false).map_or(Operand::Const(0), Operand::Special);
+            let lane_id = Operand::Special(Special::of("lane_id", false));
             let mut e = ctx.entry_builder();
             let lane = e.copy(lane_id);
             let inv = e.and(lane, Src::konst(3));
@@ -1236,20 +1236,13 @@ fn fragment_outputs(ctx: &mut Ctx) {
 /// and looked up per render target.
 fn blend_descriptor(rt: u32) -> Operand {
     static DESCRIPTORS: LazyLock<[Operand; 8]> = LazyLock::new(|| {
-        std::array::from_fn(|rt| {
-            Special::named(&format!("blend_descriptor_{rt}"), false).map_or(Operand::Const(0), Operand::Special)
-        })
+        std::array::from_fn(|rt| Operand::Special(Special::of(&format!("blend_descriptor_{rt}"), false)))
     });
-    DESCRIPTORS.get(rt as usize).copied().unwrap_or(Operand::Const(0))
+    DESCRIPTORS[rt as usize]
 }
 
 /// The special FAU value `atest_datum`, looked up by name once.
-static ATEST_DATUM: LazyLock<Special> = LazyLock::new(|| special_word("atest_datum", false));
-
-/// Word `high` of the special FAU value `name`.
-fn special_word(name: &str, high: bool) -> Special {
-    Special::named(name, high).unwrap_or(Special { page: 0, entry: 0, high })
-}
+static ATEST_DATUM: LazyLock<Special> = LazyLock::new(|| Special::of("atest_datum", false));
 
 fn vertex_outputs(ctx: &mut Ctx) {
     let program = ctx.program;

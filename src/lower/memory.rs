@@ -502,7 +502,7 @@ impl Address {
 }
 
 fn wls(high: bool) -> Operand {
-    Operand::Special(Special::named("workgroup_local_pointer", high).expect("the ISA names workgroup_local_pointer"))
+    Operand::Special(Special::of("workgroup_local_pointer", high))
 }
 
 /// `workgroup_local_pointer + byte + extra`: a constant total within `range` goes into the

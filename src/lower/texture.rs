@@ -1389,7 +1389,7 @@ fn derivative(ctx: &mut Ctx, inst: &Instruction, opcode: Opcode) {
         _ => (2, true),
     };
     let (first, second) = if fine {
-        let lane_id = Special::named("lane_id", false).map_or(Operand::Const(0), Operand::Special);
+        let lane_id = Operand::Special(Special::of("lane_id", false));
         let mut b = ctx.builder();
         let lane = b.copy(lane_id);
         let first = b.and(lane, Src::konst(3 & !axis));

@@ -1610,7 +1610,7 @@ impl<'a> Assigner<'a> {
         let (link, call) = TEMPLATES.get_or_init(|| {
             let mut link = Instr::new(Opcode::IADD_IMM_I32);
             link.dest = Dest::full(48);
-            let pc = Special::named("program_counter", false).unwrap_or(Special { page: 3, entry: 0, high: false });
+            let pc = Special::of("program_counter", false);
             link.srcs[0].base = Base::Special(pc);
             let _ = link.set_imm("constant", 8);
             let mut call = Instr::new(Opcode::BRANCHZI);

@@ -214,7 +214,7 @@ impl Walker {
 }
 
 fn tls_pointer() -> Special {
-    Special::named("thread_local_pointer", false).unwrap_or(Special { page: 1, entry: 0, high: false })
+    Special::of("thread_local_pointer", false)
 }
 
 /// `STORE.i32.force @v, thread_local_pointer.w0, offset:o`.

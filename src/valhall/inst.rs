@@ -67,6 +67,12 @@ impl Special {
         None
     }
 
+    /// A special value the compiler names itself (`lane_id`, `atest_datum`, …): a fact of the
+    /// ISA table, so a missing name is a bug in the table or the caller, never input to report.
+    pub fn of(name: &str, high: bool) -> Special {
+        Special::named(name, high).unwrap_or_else(|| panic!("the ISA table names no special value `{name}`"))
+    }
+
     /// The name of the value, `None` if the entry is reserved.
     pub fn name(&self) -> Option<&'static str> {
         SPECIALS.get(usize::from(self.page))?.get(usize::from(self.entry))?.map(|(n, _)| n)
