@@ -176,12 +176,8 @@ pub(crate) struct Ctx<'p> {
     pub shader: Shader,
     /// The block instructions are appended to.
     pub block: Block,
-    /// Blocks in the order they became current, once that order left block-number order;
-    /// until then (straight-line code: most shaders) only their count is kept, in
-    /// `blocks_in_order`, and nothing is allocated.
+    /// Blocks in the order they became current.
     layout: Vec<Block>,
-    /// Blocks 0, 1, … that became current in that order before `layout` was needed.
-    blocks_in_order: u32,
     /// Where the main program stops: its top-level END, or the first BGNSUB, or the end.
     main_end: usize,
     pub ssa: SsaState,
@@ -270,6 +266,9 @@ impl<'p> Ctx<'p> {
         // code all lands in the entry block, so its list gets the same room.
         shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
         shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
+        // Blocks become current about three times per control-flow construct.
+        let mut layout = Vec::with_capacity(3 * openings + 4);
+        layout.push(Block(0));
         Ctx {
             program,
             // Filled by `match_constructs`.
@@ -280,8 +279,7 @@ impl<'p> Ctx<'p> {
             options: *options,
             shader,
             block: Block(0),
-            layout: Vec::new(),
-            blocks_in_order: 1,
+            layout,
             ssa: SsaState::with_capacity(declared_vars + 16),
             reg_vars,
             sparse_reg_vars: FxHashMap::default(),
@@ -350,16 +348,7 @@ impl<'p> Ctx<'p> {
         // Blocks start empty; a little room up front saves their first regrowths.
         self.shader.block_mut(block).insts.reserve(8);
         self.block = block;
-        if self.layout.is_empty() && block.0 == self.blocks_in_order {
-            self.blocks_in_order += 1;
-        } else {
-            if self.layout.is_empty() {
-                // Blocks become current about three times per control-flow statement.
-                self.layout.reserve(3 * self.shader.blocks.len() + 4);
-                self.layout.extend((0..self.blocks_in_order).map(Block));
-            }
-            self.layout.push(block);
-        }
+        self.layout.push(block);
     }
 
     /// Ends the current block with `term` and continues in a fresh, unreachable block (code
@@ -1181,27 +1170,14 @@ impl<'p> Ctx<'p> {
 
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
     fn finish(self) -> Lowered {
-        let Ctx { mut shader, mut layout, blocks_in_order, meta_out, .. } = self;
+        let Ctx { mut shader, layout, meta_out, .. } = self;
         let n = shader.blocks.len();
-        let in_order = if layout.is_empty() {
-            blocks_in_order as usize == n
-        } else {
-            layout.len() == n && layout.iter().enumerate().all(|(i, b)| b.index() == i)
-        };
+        let in_order = layout.len() == n && layout.iter().enumerate().all(|(i, b)| b.index() == i);
         if !in_order {
-            if layout.is_empty() {
-                layout.extend((0..blocks_in_order).map(Block));
-            }
             shader.reorder_blocks(&layout);
         }
-        // A block with a predecessor laid out before it is reachable when that one is, so by
-        // induction from the entry every block is when each has such a predecessor (straight
-        // code and most structured code); only otherwise is the reachability walk needed.
-        let all_reachable =
-            shader.blocks.iter().enumerate().skip(1).all(|(b, data)| data.preds.iter().any(|p| p.index() < b));
-        if !all_reachable {
-            crate::opt::unreachable::run(&mut shader);
-        }
+        // Returns at once when every block is reachable (the common case).
+        crate::opt::unreachable::run(&mut shader);
         Lowered { shader, meta: meta_out }
     }
 }
