@@ -137,44 +137,46 @@ where
         );
         bar
     });
-    let (sender, receiver) = mpsc::channel::<(usize, Outcome)>();
-    let (mut passed, mut failed, mut inconclusive, mut internal) = (0usize, 0usize, 0usize, false);
-    std::thread::scope(|scope| {
-        let job = &job;
-        scope.spawn(move || {
-            inputs.par_iter().enumerate().for_each_with(sender, |sender, (i, path)| {
-                let outcome = run_guarded(path, job);
-                let _ = sender.send((i, outcome));
+    let mut tally = Tally::default();
+    if let [input] = inputs {
+        // One input runs on this thread: starting the worker pool would cost more than
+        // compiling a typical shader.
+        let outcome = run_guarded(input, &job);
+        emit(&outcome);
+        tally.record(&outcome);
+    } else {
+        let (sender, receiver) = mpsc::channel::<(usize, Outcome)>();
+        std::thread::scope(|scope| {
+            let job = &job;
+            scope.spawn(move || {
+                inputs.par_iter().enumerate().for_each_with(sender, |sender, (i, path)| {
+                    let outcome = run_guarded(path, job);
+                    let _ = sender.send((i, outcome));
+                });
             });
-        });
-        // Print in input order: hold results that arrive early until their turn.
-        let mut pending = BTreeMap::new();
-        let mut next = 0;
-        for (i, outcome) in receiver {
-            pending.insert(i, outcome);
-            while let Some(outcome) = pending.remove(&next) {
-                if let Some(bar) = &progress {
-                    bar.inc(1);
-                    bar.set_message(display_name(&inputs[next]));
-                    bar.suspend(|| emit(&outcome));
-                } else {
-                    emit(&outcome);
+            // Print in input order: hold results that arrive early until their turn.
+            let mut pending = BTreeMap::new();
+            let mut next = 0;
+            for (i, outcome) in receiver {
+                pending.insert(i, outcome);
+                while let Some(outcome) = pending.remove(&next) {
+                    if let Some(bar) = &progress {
+                        bar.inc(1);
+                        bar.set_message(display_name(&inputs[next]));
+                        bar.suspend(|| emit(&outcome));
+                    } else {
+                        emit(&outcome);
+                    }
+                    tally.record(&outcome);
+                    next += 1;
                 }
-                if outcome.inconclusive {
-                    inconclusive += 1
-                } else if outcome.passed {
-                    passed += 1
-                } else {
-                    failed += 1
-                }
-                internal |= outcome.internal_error;
-                next += 1;
             }
-        }
-    });
+        });
+    }
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    let Tally { passed, failed, inconclusive, internal } = tally;
     if summary && inconclusive > 0 {
         println!("{passed} passed, {failed} failed, {inconclusive} inconclusive");
     } else if summary {
@@ -188,6 +190,28 @@ where
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Counts of outcomes so far, for the summary line and the exit code.
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    inconclusive: usize,
+    internal: bool,
+}
+
+impl Tally {
+    fn record(&mut self, outcome: &Outcome) {
+        if outcome.inconclusive {
+            self.inconclusive += 1
+        } else if outcome.passed {
+            self.passed += 1
+        } else {
+            self.failed += 1
+        }
+        self.internal |= outcome.internal_error;
     }
 }
 
@@ -228,5 +252,55 @@ where
                 ),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(names: &[&str]) -> Vec<PathBuf> {
+        names.iter().map(PathBuf::from).collect()
+    }
+
+    /// A job keyed on the input's name: "ok" passes, "bad" fails, "maybe" is inconclusive,
+    /// "boom" panics.
+    fn job(path: &Path) -> Outcome {
+        match path.to_str() {
+            Some("ok") => Outcome::pass_quiet(),
+            Some("bad") => Outcome::fail("rejected\n".to_string()),
+            Some("maybe") => Outcome { inconclusive: true, ..Outcome::default() },
+            _ => panic!("job asked to panic"),
+        }
+    }
+
+    #[test]
+    fn exit_codes_for_one_input_match_the_parallel_path() {
+        for (name, code) in [
+            ("ok", ExitCode::SUCCESS),
+            ("bad", ExitCode::FAILURE),
+            ("maybe", ExitCode::from(3)),
+            ("boom", ExitCode::from(101)),
+        ] {
+            assert_eq!(run(&inputs(&[name]), false, job), code, "one input {name}");
+            assert_eq!(run(&inputs(&[name, "ok"]), false, job), code, "{name} then ok");
+        }
+    }
+
+    #[test]
+    fn internal_error_outranks_failure_and_failure_outranks_inconclusive() {
+        assert_eq!(run(&inputs(&["bad", "boom", "maybe"]), true, job), ExitCode::from(101));
+        assert_eq!(run(&inputs(&["maybe", "bad"]), true, job), ExitCode::FAILURE);
+    }
+
+    #[test]
+    fn tally_counts_each_kind() {
+        let mut tally = Tally::default();
+        for name in ["ok", "ok", "bad", "maybe"] {
+            tally.record(&job(Path::new(name)));
+        }
+        assert_eq!((tally.passed, tally.failed, tally.inconclusive, tally.internal), (2, 1, 1, false));
+        tally.record(&run_guarded(Path::new("boom"), &job));
+        assert_eq!((tally.failed, tally.internal), (2, true));
     }
 }
