@@ -12,14 +12,14 @@
 //! during the walk, so it can be compared directly.
 
 use super::{Analyses, Outcome, facts};
-use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 use std::hash::Hasher;
 
 /// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
 /// single-result ALU instruction ([`facts::PURE_ALU`]).
-fn candidate(facts: &[u8], inst: &Inst) -> bool {
+fn is_candidate(facts: &[u8], inst: &Inst) -> bool {
     match inst.kind {
         InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
         InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
@@ -54,6 +54,45 @@ fn hash(inst: &Inst) -> u64 {
             Operand::Pair(lo, hi) => 2 | u64::from(lo.0) << 8 | u64::from(hi.0) << 36,
             Operand::Const(c) => 3 | u64::from(c) << 8,
             Operand::Uniform(u) => 4 | u64::from(u) << 8,
+            Operand::Special(s) => 5 | u64::from(s.page) << 8 | u64::from(s.entry) << 16 | u64::from(s.high) << 24,
+        };
+        h.write_u64(word);
+    }
+    h.finish()
+}
+
+/// [`hash`] of a candidate (no staging operands) after renaming its sources by `replace`
+/// (empty: nothing renamed yet), in one look at each source.
+#[inline(always)]
+fn rename_and_hash(inst: &mut Inst, replace: &[Option<Value>]) -> u64 {
+    let rename = |v: &mut Value| {
+        if let Some(Some(r)) = replace.get(v.index()) {
+            *v = *r;
+        }
+    };
+    let mut h = FxHasher::default();
+    let m = &inst.mach;
+    h.write_u64(
+        u64::from(inst.kind == InstKind::Copy)
+            | (m.opcode as u64) << 8
+            | u64::from(m.flow) << 24
+            | u64::from(m.imms[0]) << 32,
+    );
+    h.write_u32(m.imms[1]);
+    for src in &mut inst.srcs {
+        let word = match &mut src.operand {
+            Operand::None => break,
+            Operand::Value(v) => {
+                rename(v);
+                1 | u64::from(v.0) << 8
+            }
+            Operand::Pair(lo, hi) => {
+                rename(lo);
+                rename(hi);
+                2 | u64::from(lo.0) << 8 | u64::from(hi.0) << 36
+            }
+            Operand::Const(c) => 3 | u64::from(*c) << 8,
+            Operand::Uniform(u) => 4 | u64::from(*u) << 8,
             Operand::Special(s) => 5 | u64::from(s.page) << 8 | u64::from(s.entry) << 16 | u64::from(s.high) << 24,
         };
         h.write_u64(word);
@@ -117,26 +156,41 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
     let mut with_args: SmallVec<[InstId; 16]> = SmallVec::new();
     for &b in order {
         // The list is taken out while the walk edits the instructions it names.
-        let list = std::mem::take(&mut shader.blocks[b.index()].insts);
-        for &id in &list {
-            let inst = &mut shader.insts[id.index()];
-            if inst.dead {
-                continue;
-            }
-            if !inst.args.is_empty() {
-                with_args.push(id);
-            }
-            // Every other use first reads the earlier replacements (there are some only once
-            // something changed; a definition dominates its non-φ uses, so it was visited
-            // first), so chains collapse in one walk.
-            if changed {
-                shader.rewrite_operand_reads(id, |v| replace[v.index()].map(Operand::Value));
-            }
+        let mut list = std::mem::take(&mut shader.blocks[b.index()].insts);
+        // The walk compacts the list as it goes (what `Shader::compact` would do in a second
+        // walk): `list[..kept]` holds the live instructions seen so far.
+        let mut kept = 0;
+        for r in 0..list.len() {
+            let id = list[r];
             let inst = &shader.insts[id.index()];
-            if !candidate(facts, inst) {
+            // One look at the kind decides what the walk does with the instruction: renaming a
+            // source never changes it (values are renamed to values).
+            let candidate = match inst.kind {
+                _ if inst.dead => continue,
+                InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
+                InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
+                InstKind::Phi | InstKind::ParallelCopy => {
+                    with_args.push(id);
+                    false
+                }
+                // No operand at all.
+                InstKind::Undef | InstKind::Preload(_) => false,
+            };
+            debug_assert_eq!(candidate, is_candidate(facts, inst));
+            list[kept] = id;
+            kept += 1;
+            // Every use first reads the earlier replacements (there are some only once
+            // something changed; a definition dominates its non-φ uses, so it was visited
+            // first), so chains collapse in one walk. A candidate is renamed while it is hashed.
+            if !candidate {
+                if changed {
+                    shader.rewrite_operand_reads(id, |v| replace[v.index()].map(Operand::Value));
+                }
                 continue;
             }
-            let hash = hash(inst);
+            let hash = rename_and_hash(&mut shader.insts[id.index()], &replace);
+            let inst = &shader.insts[id.index()];
+            debug_assert_eq!(hash, self::hash(inst));
             // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
             let head = &mut heads[hash as usize & (buckets - 1)];
             let mut at = *head;
@@ -161,11 +215,13 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                 let dest = shader.get(inst.dests)[0];
                 replace[dest.index()] = Some(shader.get(shader.insts[e.inst.index()].dests)[0]);
                 shader.insts[id.index()].dead = true;
+                kept -= 1;
                 changed = true;
             } else {
                 (e.inst, e.block) = (id, b);
             }
         }
+        list.truncate(kept);
         shader.blocks[b.index()].insts = list;
     }
     if changed {
@@ -194,8 +250,10 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
         } else {
             shader.rewrite_uses(|v| replace[v.index()].map(Operand::Value));
+            // The blocks the walk did not visit (unreachable ones) lost nothing; this only
+            // keeps `compact`'s guarantee for them.
+            shader.compact();
         }
-        shader.compact();
     }
     (scratch.counts, scratch.available, scratch.values) = (heads_buf, entries, replace);
     outcome.changed = changed;

@@ -51,18 +51,21 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
     while let Some(id) = work.pop() {
         shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, live, &mut work));
     }
+    // The sweep drops what it kills from the lists as it goes (what `Shader::compact` would
+    // do in a second walk); a live instruction is never dead, so the lists keep exactly the
+    // live ones.
     let mut changed = false;
-    for block in &shader.blocks {
-        for &id in &block.insts {
-            let inst = &mut shader.insts[id.index()];
-            if !live[id.index()] && !inst.dead {
-                inst.dead = true;
-                changed = true;
+    let crate::ir::Shader { blocks, insts, .. } = shader;
+    for block in blocks.iter_mut() {
+        block.insts.retain(|&id| {
+            let inst = &mut insts[id.index()];
+            if live[id.index()] {
+                return true;
             }
-        }
-    }
-    if changed {
-        shader.compact();
+            changed |= !inst.dead;
+            inst.dead = true;
+            false
+        });
     }
     (scratch.flags, scratch.insts) = (live_buf, work);
     changed
