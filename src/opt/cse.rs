@@ -17,16 +17,6 @@ use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 use std::hash::Hasher;
 
-/// Whether the instruction takes part: a `copy` of a non-value operand, or a pure
-/// single-result ALU instruction ([`facts::PURE_ALU`]).
-fn is_candidate(facts: &[u8], inst: &Inst) -> bool {
-    match inst.kind {
-        InstKind::Copy => !matches!(inst.srcs[0].operand, Operand::Value(_)),
-        InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
-        _ => false,
-    }
-}
-
 /// Whether two candidates compute the same value: same kind, same machine template (opcode,
 /// flow, modifiers, immediates) and same sources.
 fn same(a: &Inst, b: &Inst) -> bool {
@@ -36,33 +26,8 @@ fn same(a: &Inst, b: &Inst) -> bool {
 /// A hash of the fields that tell candidates apart in practice (equality is decided by
 /// [`same`]): the opcode, flow and immediates, and each used source's operand. Instruction and
 /// source modifiers are left out (equal instructions differing only there are rare and cost a
-/// comparison).
-fn hash(inst: &Inst) -> u64 {
-    let mut h = FxHasher::default();
-    let m = &inst.mach;
-    h.write_u64(
-        u64::from(inst.kind == InstKind::Copy)
-            | (m.opcode as u64) << 8
-            | u64::from(m.flow) << 24
-            | u64::from(m.imms[0]) << 32,
-    );
-    h.write_u32(m.imms[1]);
-    for src in &inst.srcs {
-        let word = match src.operand {
-            Operand::None => break,
-            Operand::Value(v) => 1 | u64::from(v.0) << 8,
-            Operand::Pair(lo, hi) => 2 | u64::from(lo.0) << 8 | u64::from(hi.0) << 36,
-            Operand::Const(c) => 3 | u64::from(c) << 8,
-            Operand::Uniform(u) => 4 | u64::from(u) << 8,
-            Operand::Special(s) => 5 | u64::from(s.page) << 8 | u64::from(s.entry) << 16 | u64::from(s.high) << 24,
-        };
-        h.write_u64(word);
-    }
-    h.finish()
-}
-
-/// [`hash`] of a candidate (no staging operands) after renaming its sources by `replace`
-/// (empty: nothing renamed yet), in one look at each source.
+/// comparison). The sources are renamed by `replace` (empty: nothing renamed yet) in the same
+/// look, so the hash is that of the renamed instruction.
 #[inline(always)]
 fn rename_and_hash(inst: &mut Inst, replace: &[Option<Value>]) -> u64 {
     let rename = |v: &mut Value| {
@@ -163,8 +128,9 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         for r in 0..list.len() {
             let id = list[r];
             let inst = &shader.insts[id.index()];
-            // One look at the kind decides what the walk does with the instruction: renaming a
-            // source never changes it (values are renamed to values).
+            // A candidate is a `copy` of a non-value operand or a pure single-result ALU
+            // instruction ([`facts::PURE_ALU`]); renaming a source never changes that (values
+            // are renamed to values).
             let candidate = match inst.kind {
                 _ if inst.dead => continue,
                 InstKind::Machine => facts[inst.mach.opcode as usize] & facts::PURE_ALU != 0 && inst.dests.len() == 1,
@@ -173,10 +139,8 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
                     with_args.push(id);
                     false
                 }
-                // No operand at all.
                 InstKind::Undef | InstKind::Preload(_) => false,
             };
-            debug_assert_eq!(candidate, is_candidate(facts, inst));
             list[kept] = id;
             kept += 1;
             // Every use first reads the earlier replacements (there are some only once
@@ -190,7 +154,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
             let hash = rename_and_hash(&mut shader.insts[id.index()], &replace);
             let inst = &shader.insts[id.index()];
-            debug_assert_eq!(hash, self::hash(inst));
+            debug_assert_eq!(hash, rename_and_hash(&mut inst.clone(), &[]), "renamed while hashed");
             // `FxHasher::finish` rotates its best-mixed high bits down to the low ones.
             let head = &mut heads[hash as usize & (buckets - 1)];
             let mut at = *head;
