@@ -10,7 +10,8 @@
 //! picks the sweep sizes; `TGSI_BENCH_DUMP=DIR` writes the generated shaders to DIR and exits;
 //! `TGSI_BENCH_PROFILE=ROUNDS` only compiles the samples (or, with `TGSI_BENCH_SIZES`, the
 //! generated shaders) that many times, for a profiler or `perf stat`; `TGSI_BENCH_ONLY=TEXT` then
-//! keeps only the samples whose path contains TEXT.
+//! keeps only the samples whose path contains TEXT, and `TGSI_BENCH_FILE=PATH` compiles that one
+//! file instead (`benches/per-compile.sh` uses it to count what one compile costs).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -175,7 +176,9 @@ fn main() {
     }
     let options = Options::default();
     if let Some(rounds) = std::env::var("TGSI_BENCH_PROFILE").ok().and_then(|s| s.parse::<usize>().ok()) {
-        let texts: Vec<String> = if std::env::var_os("TGSI_BENCH_SIZES").is_some() {
+        let texts: Vec<String> = if let Some(path) = std::env::var_os("TGSI_BENCH_FILE") {
+            vec![std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("TGSI_BENCH_FILE {path:?}: {e}"))]
+        } else if std::env::var_os("TGSI_BENCH_SIZES").is_some() {
             sizes.iter().map(|&n| synthetic(n)).collect()
         } else {
             let mut files = Vec::new();
