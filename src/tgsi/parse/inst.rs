@@ -1,7 +1,8 @@
 //! Instructions and their operands.
 
 use super::{
-    FOLD, Field, PResult, Parser, describe, is_ident, is_ws, load8, low_bytes, names, out_of_range, pack, upper,
+    FOLD, Field, PResult, Parser, describe, ident_len, is_ident, is_ws, load8, low_bytes, names, out_of_range, pack,
+    upper,
 };
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
@@ -195,6 +196,18 @@ impl Parser<'_> {
     }
 
     fn opcode(&mut self) -> PResult<(Opcode, Saturate, bool, Span)> {
+        // A mnemonic of up to seven bytes without suffix (almost every one): measured and looked
+        // up from one word, without reading it again for the key.
+        let at = self.pos;
+        let head = load8(self.src, at);
+        let len = ident_len(head);
+        if (1..8).contains(&len)
+            && let Some(op) = names::opcode_by_key([head & low_bytes(len) & FOLD, 0])
+        {
+            debug_assert_eq!(names::key_at(self.src, at, len), Some([head & low_bytes(len) & FOLD, 0]));
+            self.pos = at + len;
+            return Ok((op, Saturate::None, false, Span::new(at, at + len)));
+        }
         let (word, span) = self.word();
         if word.is_empty() {
             let mut d = self
