@@ -98,6 +98,38 @@ fn load8_tail(src: &[u8], at: usize) -> u64 {
     src.get(at..).unwrap_or(&[]).iter().take(8).rev().fold(0, |w, &c| (w << 8) | u64::from(c))
 }
 
+/// The number of identifier bytes ([`is_ident`]) at the start of a [`load8`] word, 8 when all
+/// are. Word-wide: each byte is classified by range tests on its low seven bits, which cannot
+/// carry into the next byte, and bytes with the top bit set (not ASCII) are never identifier
+/// bytes.
+#[inline(always)]
+pub(super) fn ident_len(word: u64) -> usize {
+    const fn rep(b: u8) -> u64 {
+        0x0101_0101_0101_0101 * b as u64
+    }
+    const HIGH: u64 = rep(0x80);
+    // Top bit of each byte of `x + rep(0x80 - lo)` resp. `x + rep(0x7f - hi)`: x ≥ lo resp. x > hi.
+    let in_range = |x: u64, lo: u8, hi: u8| (x + rep(0x80 - lo)) & !(x + rep(0x7f - hi));
+    let low = word & !HIGH;
+    let digit = in_range(low, b'0', b'9');
+    // Clearing bit 5 folds lower-case letters onto upper-case ones and moves no other byte
+    // into `A`–`Z`.
+    let letter = in_range(low & rep(0xdf), b'A', b'Z');
+    let underscore = !((low ^ rep(b'_')) + rep(0x7f));
+    let ident = (digit | letter | underscore) & !word & HIGH;
+    ((!ident & HIGH).trailing_zeros() / 8) as usize
+}
+
+/// A [`load8`] word of ASCII bytes with `a`–`z` upper-cased (bit 5 of those bytes cleared).
+#[inline(always)]
+pub(super) fn ascii_upper(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let low = word & LOW7;
+    // Top bit of each byte: at least `a` and not above `z` (the sums cannot carry).
+    let lower = (low + 0x1f1f_1f1f_1f1f_1f1f) & !(low + 0x0505_0505_0505_0505) & !word & !LOW7;
+    word & !(lower >> 2)
+}
+
 /// The low `n` bytes of a word set (`n` ≤ 8).
 #[inline(always)]
 pub(super) fn low_bytes(n: usize) -> u64 {
@@ -328,11 +360,16 @@ impl<'a> Parser<'a> {
     #[inline]
     fn word_at(&self, pos: usize) -> &'a [u8] {
         let src: &'a [u8] = self.src;
-        let mut end = pos.min(src.len());
-        let start = end;
-        while end < src.len() && is_ident(src[end]) {
-            end += 1;
+        let start = pos.min(src.len());
+        // The first eight bytes at once (keywords, mnemonics and register names are short),
+        // then byte by byte.
+        let mut end = start + ident_len(load8(src, start));
+        if end - start == 8 {
+            while end < src.len() && is_ident(src[end]) {
+                end += 1;
+            }
         }
+        debug_assert_eq!(end, start + src[start..].iter().take_while(|&&c| is_ident(c)).count());
         &src[start..end]
     }
 
@@ -541,13 +578,20 @@ impl<'a> Parser<'a> {
     }
 
     /// A keyword at the cursor, upper-cased into `buf`.
-    #[inline]
+    #[inline(always)]
     fn keyword<'b>(&mut self, buf: &'b mut [u8; 64]) -> (&'b [u8], Span) {
         let (word, span) = self.word();
         if word.len() > buf.len() {
             return (&buf[..0], span);
         }
         let n = word.len();
+        if n <= 8 {
+            // Word-wide: load the identifier from the text and clear bit 5 of its letters.
+            let upper = ascii_upper(load8(self.src, span.start as usize) & low_bytes(n));
+            buf[..8].copy_from_slice(&upper.to_le_bytes());
+            debug_assert!(buf[..n].iter().zip(word).all(|(&u, w)| u == w.to_ascii_uppercase()));
+            return (&buf[..n], span);
+        }
         for (d, s) in buf.iter_mut().zip(word) {
             *d = s.to_ascii_uppercase();
         }

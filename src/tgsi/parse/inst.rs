@@ -1,7 +1,8 @@
 //! Instructions and their operands.
 
 use super::{
-    FOLD, Field, PResult, Parser, describe, is_ident, is_ws, load8, low_bytes, names, out_of_range, pack, upper,
+    FOLD, Field, PResult, Parser, describe, ident_len, is_ident, is_ws, load8, low_bytes, names, out_of_range, pack,
+    upper,
 };
 use crate::diag::{Diagnostic, Span};
 use crate::tgsi::ast::*;
@@ -69,10 +70,10 @@ impl Parser<'_> {
             }
             self.skip_ws();
         }
-        // Assembled here and moved into `statements` once complete: one copy of the
-        // instruction either way (a profile showed that building it in place at the end of the
-        // vector still constructed it on the stack first), and nothing to take back on an error.
-        let mut inst = Instruction {
+        // Pushed as a skeleton and filled in place, taken back on an error: assembling it on the
+        // stack and pushing it when complete copied the whole statement (344 bytes) twice, once
+        // into the `Statement` and once into the vector.
+        statements.push(Statement::Instruction(Instruction {
             opcode,
             saturate,
             precise,
@@ -85,10 +86,15 @@ impl Parser<'_> {
             label: None,
             span: Span::default(),
             opcode_span,
+        }));
+        let result = match statements.last_mut() {
+            Some(Statement::Instruction(inst)) => self.instruction_operands(inst, start, nd, ns, total),
+            _ => Ok(()),
         };
-        self.instruction_operands(&mut inst, start, nd, ns, total)?;
-        statements.push(Statement::Instruction(inst));
-        Ok(())
+        if result.is_err() {
+            statements.pop();
+        }
+        result
     }
 
     /// The operands and trailing items of `inst` (opcode already read), up to the end of the
@@ -148,10 +154,16 @@ impl Parser<'_> {
     }
 
     /// After a statement: white space or the end of the text must follow.
+    #[inline(always)]
     fn end_of_statement(&mut self, what: &str, opcode: Opcode) -> PResult<()> {
         if self.at_end() || is_ws(self.peek()) {
             return Ok(());
         }
+        Err(self.unexpected_after_statement(what, opcode))
+    }
+
+    #[cold]
+    fn unexpected_after_statement(&self, what: &str, opcode: Opcode) -> Box<Diagnostic> {
         let mut d = self
             .error_here("E0053", format!("unexpected {} after the {what}", describe(self.src, self.pos)))
             .with_label("expected white space or a line break here");
@@ -159,7 +171,7 @@ impl Parser<'_> {
             let info = opcode.info();
             d = d.with_note(format!("`{}` takes {}", info.name, operand_summary(opcode)));
         }
-        Err(d.into())
+        Box::new(d)
     }
 
     fn operand_comma(&mut self, last_end: usize, opcode: Opcode, index: usize) -> PResult<()> {
@@ -184,6 +196,18 @@ impl Parser<'_> {
     }
 
     fn opcode(&mut self) -> PResult<(Opcode, Saturate, bool, Span)> {
+        // A mnemonic of up to seven bytes without suffix (almost every one): measured and looked
+        // up from one word, without reading it again for the key.
+        let at = self.pos;
+        let head = load8(self.src, at);
+        let len = ident_len(head);
+        if (1..8).contains(&len)
+            && let Some(op) = names::opcode_by_key([head & low_bytes(len) & FOLD, 0])
+        {
+            debug_assert_eq!(names::key_at(self.src, at, len), Some([head & low_bytes(len) & FOLD, 0]));
+            self.pos = at + len;
+            return Ok((op, Saturate::None, false, Span::new(at, at + len)));
+        }
         let (word, span) = self.word();
         if word.is_empty() {
             let mut d = self
@@ -1027,7 +1051,7 @@ fn fast_index(src: &[u8], at: usize) -> Option<(i32, usize)> {
 
 /// A valid write mask at the start of `text` (letters in order, then a byte that cannot
 /// continue a word): (mask, letters). `None` for anything the general path must read or report.
-#[inline]
+#[inline(always)]
 fn fast_write_mask(text: &[u8]) -> Option<(u8, usize)> {
     let mut mask = 0u8;
     let mut letters = 0;

@@ -16,6 +16,34 @@ fn hashed_opcode_lookup_agrees_with_the_table() {
 }
 
 #[test]
+fn word_wide_identifier_length_agrees_with_the_byte_table() {
+    // Every byte value at every position behind a run of identifier bytes of each kind.
+    for run in [b'a', b'Z', b'0', b'9', b'_'] {
+        for at in 0..8 {
+            for c in 0..=255u8 {
+                let mut bytes = [run; 8];
+                bytes[at] = c;
+                let expected = bytes.iter().take_while(|&&b| is_ident(b)).count();
+                assert_eq!(ident_len(u64::from_le_bytes(bytes)), expected, "{bytes:?}");
+            }
+        }
+    }
+    assert_eq!(ident_len(0), 0);
+}
+
+#[test]
+fn word_wide_upper_case_agrees_with_the_byte_function() {
+    for at in 0..8 {
+        for c in 0..=255u8 {
+            let mut bytes = *b"aZ_9mq`{";
+            bytes[at] = c;
+            let expected = bytes.map(|b| b.to_ascii_uppercase());
+            assert_eq!(ascii_upper(u64::from_le_bytes(bytes)).to_le_bytes(), expected, "{bytes:?}");
+        }
+    }
+}
+
+#[test]
 fn word_loads_pad_with_zeros() {
     let text = b"0123456789";
     assert_eq!(load8(text, 0), u64::from_le_bytes(*b"01234567"));
