@@ -96,13 +96,10 @@ pub fn finish(alloc: regalloc::Allocation) -> Result<Compiled, Error> {
         return Ok(Compiled { code: Vec::new(), info, mach });
     }
     flow::run(&mut mach, Some(&alloc.shader));
-    resolve_branches(&mut mach)?;
-    let code = encode_resolved(&mach)?;
-    let instrs = mach.blocks.iter().flat_map(|b| b.insts.iter().map(|i| &i.instr));
-    let counts = stats::count(instrs);
+    let (code, counts) = resolve_and_encode(&mut mach)?;
     let s = stats::stats(
         counts,
-        mach.inst_count() as u32,
+        (code.len() / 8) as u32,
         code.len() as u32,
         mach.work_registers,
         mach.loops,
@@ -114,8 +111,10 @@ pub fn finish(alloc: regalloc::Allocation) -> Result<Compiled, Error> {
     Ok(Compiled { code, info, mach })
 }
 
-/// Writes the offset of every materialised branch (instructions, relative to the next one).
-pub fn resolve_branches(mach: &mut MachShader) -> Result<(), Error> {
+/// Writes the offset of every materialised branch (instructions, relative to the next one),
+/// encodes every instruction (little-endian 64-bit words, no padding) and counts the units of
+/// the statistics: one walk over the final instructions.
+fn resolve_and_encode(mach: &mut MachShader) -> Result<(Vec<u8>, stats::Counts), Error> {
     let mut start = Vec::with_capacity(mach.blocks.len() + 1);
     let mut n = 0usize;
     for b in &mach.blocks {
@@ -123,34 +122,26 @@ pub fn resolve_branches(mach: &mut MachShader) -> Result<(), Error> {
         n += b.insts.len();
     }
     start.push(n);
+    let mut counts = stats::Counts::default();
+    // Sized once, then written word by word (no capacity check per instruction).
+    let mut code = vec![0u8; n * 8];
+    let mut words = code.chunks_exact_mut(8);
     let mut index = 0usize;
     for b in &mut mach.blocks {
-        for mi in &mut b.insts {
+        for (mi, out) in b.insts.iter_mut().zip(&mut words) {
             if let Some(t) = mi.target {
                 let offset = start[t] as i64 - (index as i64 + 1);
                 mi.instr.set_imm("offset", offset).map_err(|e| Error::Encode(e.to_string()))?;
             }
-            index += 1;
-        }
-    }
-    Ok(())
-}
-
-/// Encodes a program whose branch offsets are resolved ([`resolve_branches`]): little-endian
-/// 64-bit words, no padding.
-fn encode_resolved(mach: &MachShader) -> Result<Vec<u8>, Error> {
-    // Sized once, then written word by word (no capacity check per instruction).
-    let mut code = vec![0u8; mach.inst_count() * 8];
-    let mut words = code.chunks_exact_mut(8);
-    for b in &mach.blocks {
-        for (mi, out) in b.insts.iter().zip(&mut words) {
             let instr = &mi.instr;
             let word = valhall::encode::encode_emitted(instr)
                 .map_err(|e| Error::Encode(format!("{e} in `{}`", valhall::print(instr))))?;
             out.copy_from_slice(&word.to_le_bytes());
+            counts.add(instr);
+            index += 1;
         }
     }
-    Ok(code)
+    Ok((code, counts))
 }
 
 /// Size of a program with its padding: `ALIGN(size + 16, 128)`, 0 for an empty program.

@@ -95,24 +95,32 @@ fn varying_channels(i: &Instr, f: &UnitFacts) -> u32 {
     size * if half { 1 } else { 2 }
 }
 
+impl Counts {
+    /// Counts the units of one instruction.
+    #[inline]
+    pub fn add(&mut self, i: &Instr) {
+        let f = unit_facts(i.opcode);
+        match f.unit {
+            Unit::Fma => self.fma += written_registers(i, f),
+            Unit::Cvt => self.cvt += written_registers(i, f),
+            Unit::Sfu => self.sfu += written_registers(i, f),
+            Unit::V => self.v += varying_channels(i, f),
+            Unit::T => self.t += 1,
+            Unit::Ls => self.ls += 1,
+            Unit::Vt => {
+                self.v += 1;
+                self.t += 1;
+            }
+            Unit::None => {}
+        }
+    }
+}
+
 /// Counts the units of a program.
 pub fn count<'a>(instrs: impl IntoIterator<Item = &'a Instr>) -> Counts {
     let mut c = Counts::default();
     for i in instrs {
-        let f = unit_facts(i.opcode);
-        match f.unit {
-            Unit::Fma => c.fma += written_registers(i, f),
-            Unit::Cvt => c.cvt += written_registers(i, f),
-            Unit::Sfu => c.sfu += written_registers(i, f),
-            Unit::V => c.v += varying_channels(i, f),
-            Unit::T => c.t += 1,
-            Unit::Ls => c.ls += 1,
-            Unit::Vt => {
-                c.v += 1;
-                c.t += 1;
-            }
-            Unit::None => {}
-        }
+        c.add(i);
     }
     c
 }

@@ -39,7 +39,10 @@ pub fn run(shader: &mut Shader) {
         // In place: the steps append what they materialise to the end of the list.
         let mut done = 0;
         while done < n && shader.blocks[b].insts.len() == n {
-            legalize(shader, block, shader.blocks[b].insts[done]);
+            let id = shader.blocks[b].insts[done];
+            if let Some(summary) = work_of(shader.inst(id)) {
+                legalize(shader, block, id, summary);
+            }
             done += 1;
         }
         if shader.blocks[b].insts.len() == n {
@@ -54,33 +57,39 @@ pub fn run(shader: &mut Shader) {
         list.extend_from_slice(&old[n..]);
         list.push(old[done - 1]);
         for &id in &old[done..n] {
-            legalize(shader, block, id);
+            if let Some(summary) = work_of(shader.inst(id)) {
+                legalize(shader, block, id, summary);
+            }
             shader.blocks[b].insts.push(id);
         }
     }
 }
 
-/// Legalises one instruction; operands it materialises are appended to `block`'s list.
-///
-/// One walk over the used sources ([`Summary`]) settles most instructions: those reading
-/// registers only, and those whose constants are table entries read unmodified and whose FAU
-/// operands cannot break a limit, need nothing more.
-#[inline]
-fn legalize(shader: &mut Shader, block: Block, id: InstId) {
-    let inst = shader.inst(id);
+/// What [`legalize`] has to do for an instruction (`None`: nothing), from one walk over its used
+/// sources: most instructions read registers and table entries only and skip the call.
+#[inline(always)]
+fn work_of(inst: &Inst) -> Option<Summary> {
     if inst.dead || !inst.is_machine() {
-        return;
+        return None;
     }
     let facts = op_facts(inst.mach.opcode);
     let summary = Summary::of(&inst.srcs[..usize::from(facts.n_srcs)], facts);
     // Without step 1 or 2 work, every constant is an entry that `imm::encode` keeps as it is,
-    // so `fuse_immediate_add` and `encode_constants` would change nothing.
+    // so `fuse_immediate_add` and `encode_constants` would change nothing; steps 1 and 2 only
+    // turn constants into other entries or registers, so an instruction with at most one FAU
+    // operand before them has at most one after them.
+    (summary.rewrite != 0 || !summary.within_limits()).then_some(summary)
+}
+
+/// Legalises one instruction (`summary` is its [`work_of`]); operands it materialises are
+/// appended to `block`'s list.
+#[inline(never)]
+fn legalize(shader: &mut Shader, block: Block, id: InstId, summary: Summary) {
     if summary.rewrite != 0 {
-        fuse_immediate_add(shader, id);
-        encode_constants(shader, block, id);
+        // A fused instruction has other sources: all of them are looked at again.
+        let rewrite = if fuse_immediate_add(shader, id) { u8::MAX } else { summary.rewrite };
+        encode_constants(shader, block, id, rewrite);
     }
-    // Steps 1 and 2 only turn constants into other entries or registers: an instruction with
-    // at most one FAU operand before them has at most one after them.
     if !summary.within_limits() {
         enforce_fau_limits(shader, block, id);
     }
@@ -128,6 +137,7 @@ struct Summary {
 }
 
 impl Summary {
+    #[inline(always)]
     fn of(srcs: &[Src], facts: &OpFacts) -> Summary {
         let mut summary = Summary::default();
         for (k, src) in srcs.iter().enumerate() {
@@ -231,19 +241,20 @@ fn folds_exactly(src: &Src, info: &SrcInfo) -> bool {
 }
 
 /// `IADD x, #c` → `IADD_IMM.i32 x, #c` and `FADD x, #c` → `FADD_IMM.f32 x, #c` when `c` is not
-/// in the table and nothing else (modifiers, saturation, clamp) is in the way.
-fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
+/// in the table and nothing else (modifiers, saturation, clamp) is in the way. Returns whether
+/// it fused.
+fn fuse_immediate_add(shader: &mut Shader, id: InstId) -> bool {
     let op = shader.inst(id).mach.opcode;
     let (is_int, is_float) = (matches!(op, Opcode::IADD_S32 | Opcode::IADD_U32), op == Opcode::FADD_F32);
     if !is_int && !is_float {
-        return;
+        return false;
     }
     let inst = *shader.inst(id);
     if is_int && inst.mach.flag("saturate") == Some(true) {
-        return;
+        return false;
     }
     if is_float && inst.mach.clamp() != Some(crate::valhall::tables::Clamp::None) {
-        return;
+        return false;
     }
     let info = inst.mach.info();
     for (c, other) in [(1usize, 0usize), (0, 1)] {
@@ -253,7 +264,7 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
             continue;
         }
         if imm::encode(value, &info.srcs[c], crate::emu::is_signed(inst.mach.opcode, &inst.mach.mods)).is_some() {
-            return;
+            return false;
         }
         let mut mach = Instr::new(if is_int { Opcode::IADD_IMM_I32 } else { Opcode::FADD_IMM_F32 });
         let _ = mach.set_imm("constant", i64::from(value));
@@ -262,11 +273,14 @@ fn fuse_immediate_add(shader: &mut Shader, id: InstId) {
         fused.dests = inst.dests;
         fused.srcs[0] = x;
         *shader.inst_mut(id) = fused;
-        return;
+        return true;
     }
+    false
 }
 
-fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
+/// Encodes the constant sources and fixes the byte-lane sources of bit set `rewrite` (the
+/// others are kept as they are: [`Summary::rewrite`]).
+fn encode_constants(shader: &mut Shader, block: Block, id: InstId, rewrite: u8) {
     // (Called only when `Summary` found a constant or byte-lane source to rewrite.)
     let inst = shader.inst(id);
     let info = inst.mach.info();
@@ -283,7 +297,7 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId) {
     let mut b = Builder::new(shader, block);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];
-        if !matches!(src.operand, Operand::Const(_)) {
+        if !matches!(src.operand, Operand::Const(_)) || rewrite >> k & 1 == 0 {
             continue;
         }
         let Operand::Const(raw) = src.operand else { continue };

@@ -68,15 +68,17 @@ pub fn encode_emitted(instr: &Instr) -> Result<u64, EncodeError> {
 }
 
 /// The fast path: `CHECK_UNUSED` also requires the unused slots to be empty (without it, they
-/// are not read).
+/// are not read, nor are the immediates of an opcode without immediate fields).
 ///
-/// Written for few live values per source (the loop otherwise spills). The FAU page and
-/// limits are gathered in the source loop (one page bit per uniform or special, the source
-/// bytes kept): the limits need a closer look only when two or more sources read the FAU.
+/// Written for few live values per source (the loop otherwise spills; a branch for sources
+/// without modifiers, or a register base tested before the others, measured no faster). The
+/// FAU page is gathered in the source loop (one page bit per uniform or special); the limits
+/// need a closer look, from the sources again, only when two or more sources read the FAU.
 #[inline(never)]
 fn encode_fields<const CHECK_UNUSED: bool>(instr: &Instr) -> Option<u64> {
     let layout = Layout::of(instr.opcode);
-    if !layout.fast || !allows(layout.flows, instr.flow) {
+    // (`flows` is empty for an opcode the fast path does not take.)
+    if !allows(layout.flows, instr.flow) {
         return None;
     }
     let mut w = layout.base | u64::from(instr.flow) << 59;
@@ -117,27 +119,16 @@ fn encode_fields<const CHECK_UNUSED: bool>(instr: &Instr) -> Option<u64> {
         }
     }
     let n_srcs = usize::from(layout.n_srcs);
-    // The source bytes, how many of them read the FAU (bit 7), and the FAU pages the uniforms
+    // How many sources read the FAU (bit 7 of the source byte), and the FAU pages the uniforms
     // and specials need (bit p for page p).
-    let mut bytes = [0u8; MAX_SOURCES];
     let (mut n_fau, mut pages) = (0u8, 0u8);
     // The sources' bits: [`INVALID`] set when some flag or field value is not accepted.
     let mut bits = 0u64;
-    for ((src, l), slot_byte) in instr.srcs[..n_srcs].iter().zip(&layout.srcs).zip(&mut bytes) {
+    for (src, l) in instr.srcs[..n_srcs].iter().zip(&layout.srcs) {
         let (byte, page) = source_byte(src.base)?;
-        *slot_byte = byte;
         n_fau += byte >> 7;
         pages |= page;
-        let (swizzle, widen, lane) = (src.swizzle, src.widen, src.lane);
-        if (swizzle | widen | lane) >= 16 {
-            return None;
-        }
-        let flags = usize::from(src.neg) | usize::from(src.abs) << 1 | usize::from(src.not) << 2;
-        bits |= u64::from(byte) << l.shift
-            | l.flag_words[flags]
-            | l.field_words[0][usize::from(swizzle & 15)]
-            | l.field_words[1][usize::from(widen & 15)]
-            | l.field_words[2][usize::from(lane & 15)];
+        bits |= u64::from(byte) << l.shift | l.fields(src)?;
     }
     if bits & INVALID != 0 {
         return None;
@@ -152,18 +143,24 @@ fn encode_fields<const CHECK_UNUSED: bool>(instr: &Instr) -> Option<u64> {
     }
     // One FAU page at most (`pages` has at most one bit), and the limits (one FAU word always
     // satisfies them).
-    if pages & pages.wrapping_sub(1) != 0 || (n_fau > 1 && !fau_bytes_hold(&bytes[..n_srcs], layout.alu)) {
+    if pages & pages.wrapping_sub(1) != 0 || (n_fau > 1 && !fau_sources_hold(&instr.srcs[..n_srcs], layout.alu)) {
         return None;
     }
     w |= u64::from(pages.trailing_zeros() & 3) << 57;
-    // Both immediate fields at once (unused ones have width 0, so only 0 fits).
-    const _: () = assert!(MAX_IMMEDIATES == 2);
-    let [(start0, width0), (start1, width1)] = layout.imms;
-    let (v0, v1) = (u64::from(instr.imms[0]), u64::from(instr.imms[1]));
-    if (v0 >> width0) | (v1 >> width1) != 0 {
-        return None;
+    if CHECK_UNUSED || layout.has_imms {
+        // Both immediate fields at once (unused ones have width 0, so only 0 fits).
+        const _: () = assert!(MAX_IMMEDIATES == 2);
+        let [(start0, width0), (start1, width1)] = layout.imms;
+        let (mut v0, mut v1) = (u64::from(instr.imms[0]), u64::from(instr.imms[1]));
+        if !CHECK_UNUSED {
+            // An unused field is not read.
+            (v0, v1) = (v0 & layout.imms_read[0], v1 & layout.imms_read[1]);
+        }
+        if (v0 >> width0) | (v1 >> width1) != 0 {
+            return None;
+        }
+        w |= v0 << start0 | v1 << start1;
     }
-    w |= v0 << start0 | v1 << start1;
     let n_mods = usize::from(layout.n_mods);
     for (&v, &(start, mask)) in instr.mods[..n_mods].iter().zip(&layout.mods) {
         if !allows(mask, v) {
@@ -190,12 +187,14 @@ fn source_byte(base: Base) -> Option<(u8, u8)> {
     }
 }
 
-/// [`fau_limits_hold`] over the source bytes of all the sources (those of registers skipped).
+/// [`fau_limits_hold`] over the sources (of valid bases), those reading registers skipped.
+#[cold]
 #[inline(never)]
-fn fau_bytes_hold(bytes: &[u8], alu: bool) -> bool {
+fn fau_sources_hold(srcs: &[Src], alu: bool) -> bool {
     let mut fau = [0u8; MAX_SOURCES];
     let mut n_fau = 0;
-    for &byte in bytes {
+    for src in srcs {
+        let byte = src.base.byte();
         if byte & 0x80 != 0 {
             fau[n_fau] = byte;
             n_fau += 1;
@@ -271,6 +270,25 @@ impl Default for SrcLayout {
     }
 }
 
+impl SrcLayout {
+    /// The bits of the flags and fields of a source (`None` when a field value does not fit the
+    /// tables; [`INVALID`] when a value is not accepted).
+    #[inline(always)]
+    fn fields(&self, src: &Src) -> Option<u64> {
+        let (swizzle, widen, lane) = (src.swizzle, src.widen, src.lane);
+        if (swizzle | widen | lane) >= 16 {
+            return None;
+        }
+        let flags = usize::from(src.neg) | usize::from(src.abs) << 1 | usize::from(src.not) << 2;
+        Some(
+            self.flag_words[flags]
+                | self.field_words[0][usize::from(swizzle & 15)]
+                | self.field_words[1][usize::from(widen & 15)]
+                | self.field_words[2][usize::from(lane & 15)],
+        )
+    }
+}
+
 /// Marks a table entry of a value the source does not accept. Bit 63 is past the flow field
 /// (bits 59–62), and no source field reaches it (a layout where one did would be built with
 /// `fast: false`).
@@ -288,12 +306,15 @@ struct StagingLayout {
 struct Layout {
     /// Opcode, secondary opcode, placeholder and staging control bits.
     base: u64,
-    /// The valid flow values (the same for every opcode; kept here to need one lookup).
+    /// The valid flow values (the same for every opcode; kept here to need one lookup); none
+    /// when the fast path does not take the opcode (`fast` false).
     flows: u16,
     dest: bool,
     n_staging: u8,
     n_srcs: u8,
     n_mods: u8,
+    /// The opcode has an immediate field.
+    has_imms: bool,
     /// An ALU instruction (for the FAU limits).
     alu: bool,
     /// The fast path may encode the opcode (its source tables never produce [`INVALID`]).
@@ -306,6 +327,8 @@ struct Layout {
     srcs: [SrcLayout; MAX_SOURCES],
     /// First bit and width of each immediate field (unused entries: width 0, so only 0 fits).
     imms: [(u8, u8); MAX_IMMEDIATES],
+    /// Per immediate: all ones if the opcode has the field, else 0.
+    imms_read: [u64; MAX_IMMEDIATES],
     /// First bit and valid values of each modifier.
     mods: [(u8, u16); MAX_MODIFIERS],
 }
@@ -332,6 +355,7 @@ impl Layout {
             n_staging: info.staging.len() as u8,
             n_srcs: info.srcs.len() as u8,
             n_mods: info.mods.len() as u8,
+            has_imms: !info.imms.is_empty(),
             alu: info.unit.is_alu(),
             unused_staging: (2 * info.staging.len()..2 * MAX_STAGING).fold(0, |m, k| m | 0xFF << (8 * k)),
             unused_mods: (info.mods.len()..MAX_MODIFIERS).fold(0, |m, k| m | 0xFF << (8 * k)),
@@ -369,6 +393,7 @@ impl Layout {
         }
         for (k, f) in info.imms.iter().enumerate() {
             layout.imms[k] = (f.start, f.width);
+            layout.imms_read[k] = u64::MAX;
         }
         for (k, m) in info.mods.iter().enumerate() {
             let valid = match m.kind {
@@ -376,6 +401,9 @@ impl Layout {
                 ModKind::Enum(e) => set(m.width, &|v| e.info().is_valid(v)),
             };
             layout.mods[k] = (m.start, valid);
+        }
+        if !layout.fast {
+            layout.flows = 0;
         }
         layout
     }
@@ -595,6 +623,7 @@ mod tests {
                 emptied.staging[info.staging.len()..].copy_from_slice(&fresh.staging[info.staging.len()..]);
                 emptied.srcs[info.srcs.len()..].copy_from_slice(&fresh.srcs[info.srcs.len()..]);
                 emptied.mods[info.mods.len()..].copy_from_slice(&fresh.mods[info.mods.len()..]);
+                emptied.imms[info.imms.len()..].copy_from_slice(&fresh.imms[info.imms.len()..]);
                 if !info.dest {
                     emptied.dest = fresh.dest;
                 }
