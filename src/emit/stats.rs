@@ -116,15 +116,6 @@ impl Counts {
     }
 }
 
-/// Counts the units of a program.
-pub fn count<'a>(instrs: impl IntoIterator<Item = &'a Instr>) -> Counts {
-    let mut c = Counts::default();
-    for i in instrs {
-        c.add(i);
-    }
-    c
-}
-
 /// The statistics of a variant.
 pub fn stats(
     counts: Counts,
@@ -196,7 +187,8 @@ mod tests {
             "NOP.end ",
         ];
         let instrs: Vec<Instr> = prog.iter().map(|l| parse_line(l).unwrap()).collect();
-        let c = count(&instrs);
+        let mut c = Counts::default();
+        instrs.iter().for_each(|i| c.add(i));
         assert_eq!(c, Counts { fma: 1, cvt: 1, sfu: 1, v: 8, t: 1, ls: 1 });
         let s = stats(c, 7, 56, 32, 0, 0, 0);
         assert_eq!(

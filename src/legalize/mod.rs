@@ -297,10 +297,20 @@ fn encode_constants(shader: &mut Shader, block: Block, id: InstId, rewrite: u8) 
     let mut b = Builder::new(shader, block);
     for (k, sinfo) in info.srcs.iter().enumerate() {
         let src = srcs[k];
-        if !matches!(src.operand, Operand::Const(_)) || rewrite >> k & 1 == 0 {
+        let Operand::Const(raw) = src.operand else { continue };
+        if rewrite >> k & 1 == 0 {
+            // An entry read through the identity fields without `neg`/`abs`: what follows
+            // would give it back unchanged.
+            debug_assert!(
+                !folds_exactly(&src, sinfo)
+                    || imm::encode(effective_value(&src, sinfo, signed), sinfo, signed).is_some_and(|e| {
+                        (Operand::Const(e.entry), e.neg, e.swizzle, e.widen)
+                            == (src.operand, src.neg, src.swizzle, src.widen)
+                    }),
+                "a kept constant source would be re-encoded: {src:?}"
+            );
             continue;
         }
-        let Operand::Const(raw) = src.operand else { continue };
         if !folds_exactly(&src, sinfo) {
             // Selections of 16-bit halves or lanes (and a negation at that granularity) read
             // the constant the same way from the table or from a register: keep every field.
