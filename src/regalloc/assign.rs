@@ -33,8 +33,8 @@ use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
-use crate::valhall::tables::IMMEDIATES;
-use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
+use crate::valhall::tables::{IMMEDIATES, MAX_SOURCES, MAX_STAGING};
+use crate::valhall::{self, Base, Dest, Instr, Opcode, Special, Staging};
 use smallvec::SmallVec;
 
 const NONE: u8 = u8::MAX;
@@ -689,12 +689,51 @@ impl<'a> Assigner<'a> {
             if inst.dead {
                 continue;
             }
+            let pos = pos as u32;
+            // A machine instruction without staging operands (most of them) is decoded here
+            // once: its sources are read, its destinations defined, and it has a read vector
+            // only if a source is a pair. The others take the general route below.
+            if inst.kind == InstKind::Machine && inst.staging[0].is_empty() && inst.staging[1].is_empty() {
+                let vals: &mut [ValueState] = &mut self.vals;
+                let mut pair = false;
+                for src in &inst.srcs {
+                    match src.operand {
+                        Operand::Value(v) => vals[v.index()].touch(stamp, READ, pos),
+                        Operand::Pair(lo, hi) => {
+                            vals[lo.index()].touch(stamp, READ, pos);
+                            vals[hi.index()].touch(stamp, READ, pos);
+                            pair = true;
+                        }
+                        Operand::None => break,
+                        _ => {}
+                    }
+                }
+                debug_assert!(inst.args.is_empty(), "a machine instruction with arguments");
+                for &v in s.get(inst.dests) {
+                    vals[v.index()].touch(stamp, DEFINED, pos);
+                }
+                // A plain instruction (see `process_plain`) is assigned from its operands, the
+                // others from the values listed in `uses`.
+                let plain = !pair && !matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                if !plain {
+                    s.for_each_use(inst, |v| uses.push(v));
+                }
+                if collect_groups {
+                    // `note_groups` finds nothing to record in the plain case.
+                    if plain {
+                        self.simple[id.index()] = true;
+                    } else {
+                        self.note_groups(b.0, id, inst);
+                    }
+                }
+                debug_assert_eq!(self.simple[id.index()], plain, "a plain instruction is simple");
+                continue;
+            }
             if collect_groups {
                 self.note_groups(b.0, id, inst);
             }
             // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
             let vals: &mut [ValueState] = &mut self.vals;
-            let pos = pos as u32;
             if inst.kind == InstKind::Phi {
                 phi_end = pos as usize + 1;
                 phis += 1;
@@ -776,7 +815,19 @@ impl<'a> Assigner<'a> {
             if inst.dead || inst.kind == InstKind::Phi {
                 continue;
             }
-            let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
+            let plain_read: SmallVec<[Value; 4]>;
+            let read = if self.is_plain(id, inst) {
+                if self.process_plain(b, pos as u32, id, inst, &mut out)? {
+                    continue;
+                }
+                // (The first walk listed no reads for it.)
+                let mut list = SmallVec::new();
+                s.for_each_use(inst, |v| list.push(v));
+                plain_read = list;
+                &plain_read[..]
+            } else {
+                &uses[use_start[pos] as usize..use_start[pos + 1] as usize]
+            };
             self.process_inst(b, pos as u32, id, inst, read, &mut out)?;
         }
         self.block_state[b.index()].out = out;
@@ -923,6 +974,128 @@ impl<'a> Assigner<'a> {
         }
     }
 
+    /// Whether `inst` is a plain instruction: a simple machine instruction (see
+    /// `Assigner::simple`) without staging operands, so it reads exactly the values among its
+    /// sources. Most instructions are; `process_plain` assigns them.
+    #[inline(always)]
+    fn is_plain(&self, id: InstId, inst: &Inst) -> bool {
+        inst.kind == InstKind::Machine
+            && inst.staging[0].is_empty()
+            && inst.staging[1].is_empty()
+            && self.simple[id.index()]
+    }
+
+    /// Assigns the plain instruction `inst` (`id`, see [`Self::is_plain`]) at position `pos`
+    /// of block `b` as `process_inst` would, from one walk over its sources: it finds their
+    /// registers and which of them die here (what `through_mask` finds from the values read).
+    /// Returns `false`, having changed nothing, when its results need an eviction (then
+    /// `process_inst` takes it).
+    #[inline(always)]
+    fn process_plain(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<bool, AssignError> {
+        let info = inst.mach.info();
+        let srcs = &inst.srcs[..info.srcs.len()];
+        let mut through = self.owned & !self.dead_owned;
+        let mut dying = 0;
+        let mut m_srcs = [valhall::Src::EMPTY; MAX_SOURCES];
+        for (k, src) in srcs.iter().enumerate() {
+            let base = match src.operand {
+                Operand::Value(v) => {
+                    let l = self.vals[v.index()].loc;
+                    if l == NONE {
+                        return Err(AssignError::Invalid(format!(
+                            "{v} is read by {} in {b} before it has a register",
+                            info.name
+                        )));
+                    }
+                    // (A value read twice dies once.)
+                    if self.owner[l as usize] == v.0 && through & regs::bit(l) != 0 && self.dies_at(v, pos) {
+                        through &= !regs::bit(l);
+                        dying += 1;
+                    }
+                    Base::Register(l)
+                }
+                Operand::Uniform(u) => Base::Uniform(u),
+                Operand::None => return Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))),
+                other => fau_base(other)?,
+            };
+            m_srcs[k] = src.to_machine(base);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut read = Vec::new();
+            self.shader.for_each_use(inst, |v| read.push(v));
+            debug_assert_eq!((through, dying), self.through_mask(pos, &read), "plain instruction at {pos}");
+        }
+        // The result as `process_machine` places it when no eviction is needed.
+        let dests = self.shader.get(inst.dests);
+        let mut dest = if info.dest { Dest::full(0) } else { Dest::NONE };
+        if !dests.is_empty() {
+            let Some(base) = self.pick_result(dests, self.allowed & !through) else { return Ok(false) };
+            if regs::range(base, dests.len() as u8).is_none() {
+                return Ok(false);
+            }
+            dest = Dest::full(base);
+        }
+        // The demand as `note_demand` measures it.
+        let defs = dests.len() as u32;
+        let slack = u32::from(defs >= 2);
+        debug_assert_eq!(slack, super::spill::vector_slack(inst));
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
+        if self.max_demand > self.demand_limit {
+            return Err(AssignError::OverDemandLimit);
+        }
+        let mach = &inst.mach;
+        let m = Instr {
+            opcode: mach.opcode,
+            flow: mach.flow,
+            dest,
+            // (Unused staging slots: no staging operand.)
+            staging: [Staging::default(); MAX_STAGING],
+            srcs: m_srcs,
+            imms: mach.imms,
+            mods: mach.mods,
+        };
+        debug_assert_eq!(m, {
+            let mut t = mach.instr();
+            t.srcs[..srcs.len()].copy_from_slice(&m_srcs[..srcs.len()]);
+            t.staging = [Staging::default(); MAX_STAGING];
+            t.dest = dest;
+            t
+        });
+        out.push(MachInst::new(m, Origin::Ir(id)));
+        self.free_dying_regs(through, dying);
+        self.place_results(dests, dest.reg, pos);
+        Ok(true)
+    }
+
+    /// Frees the registers of the operands dying at the current instruction: the live registers
+    /// `through` leaves out (see `through_mask`), `dying` of them. What `clear` does for each,
+    /// with the masks and the count updated once (these registers are live and owned by the
+    /// value placed there).
+    #[inline(always)]
+    fn free_dying_regs(&mut self, through: u64, dying: u32) {
+        let dying_regs = self.owned & !self.dead_owned & !through;
+        let mut rest = dying_regs;
+        while rest != 0 {
+            let r = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let v = self.owner[r] as usize;
+            debug_assert_eq!(usize::from(self.vals[v].loc), r, "owner and location agree");
+            self.vals[v].loc = NONE;
+            self.owner[r] = NO_VALUE;
+        }
+        debug_assert_eq!(dying_regs.count_ones(), dying);
+        self.owned &= !dying_regs;
+        self.live_regs -= dying;
+    }
+
     /// [`Self::process_machine`] for the common shape, in a fraction of its time: no read vector
     /// (staging read of two or more values, 64-bit pair) and no fixed operand (`BLEND`,
     /// `ATEST`, `ZS_EMIT`; see `Assigner::simple`), and free registers for the results (nothing
@@ -976,12 +1149,11 @@ impl<'a> Assigner<'a> {
         }
         let unplaced =
             |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
-        // Built in place (an `Instr` is large; on an error the block's output is dropped).
-        // Every read value must have a register: the sources and the read staging operands
-        // (`read`) are checked as they are translated.
-        let at = out.len();
-        out.push(MachInst::new(inst.mach.instr(), Origin::Ir(id)));
-        let m = &mut out[at].instr;
+        // The machine instruction is built from its parts in one go (rather than from the
+        // opcode's template, patched): every field is set here. Every read value must have a
+        // register: the sources and the read staging operands (`read`) are checked as they are
+        // translated.
+        let mut m_srcs = [valhall::Src::EMPTY; MAX_SOURCES];
         for (k, src) in srcs.iter().enumerate() {
             let base = match src.operand {
                 Operand::Value(v) => {
@@ -1000,8 +1172,9 @@ impl<'a> Assigner<'a> {
                     Err(e) => return Some(Err(e)),
                 },
             };
-            m.srcs[k] = src.to_machine(base);
+            m_srcs[k] = src.to_machine(base);
         }
+        let mut m_staging = [Staging::default(); MAX_STAGING];
         for (k, st) in info.staging.iter().enumerate() {
             let list = s.get(inst.staging[k]);
             let base = if st.write {
@@ -1016,29 +1189,39 @@ impl<'a> Assigner<'a> {
             } else {
                 0
             };
-            m.staging[k] = Staging::new(base, list.len() as u8);
+            m_staging[k] = Staging::new(base, list.len() as u8);
         }
         debug_assert!(read.iter().all(|&v| self.vals[v.index()].loc != NONE));
-        if !dests.is_empty() {
-            m.dest = Dest::full(dest_base);
-        }
+        let dest = if !dests.is_empty() {
+            Dest::full(dest_base)
+        } else if info.dest {
+            Dest::full(0)
+        } else {
+            Dest::NONE
+        };
+        let mach = &inst.mach;
+        let m = Instr {
+            opcode: mach.opcode,
+            flow: mach.flow,
+            dest,
+            staging: m_staging,
+            srcs: m_srcs,
+            imms: mach.imms,
+            mods: mach.mods,
+        };
+        debug_assert_eq!(m, {
+            let mut t = mach.instr();
+            t.srcs[..srcs.len()].copy_from_slice(&m_srcs[..srcs.len()]);
+            t.staging[..info.staging.len()].copy_from_slice(&m_staging[..info.staging.len()]);
+            if !dests.is_empty() {
+                t.dest = dest;
+            }
+            t
+        });
+        out.push(MachInst::new(m, Origin::Ir(id)));
         // The operands dying here hold exactly the live registers `through` leaves out (see
         // `through_mask`): freed by walking those bits rather than testing every operand.
-        // (What `clear` does for each, with the masks and the count updated once: these
-        // registers are live and owned by the value placed there, and there are `dying`.)
-        let dying_regs = self.owned & !self.dead_owned & !through;
-        let mut rest = dying_regs;
-        while rest != 0 {
-            let r = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            let v = self.owner[r] as usize;
-            debug_assert_eq!(usize::from(self.vals[v].loc), r, "owner and location agree");
-            self.vals[v].loc = NONE;
-            self.owner[r] = NO_VALUE;
-        }
-        debug_assert_eq!(dying_regs.count_ones(), dying);
-        self.owned &= !dying_regs;
-        self.live_regs -= dying;
+        self.free_dying_regs(through, dying);
         debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
         self.place_results(dests, dest_base, pos);
         for (k, st) in info.staging.iter().enumerate() {
