@@ -719,8 +719,11 @@ impl<'a> Assigner<'a> {
             }
             let pos = pos as u32;
             // A machine instruction is decoded here once: its sources and read staging
-            // operands are read, its destination and written staging operands defined.
-            if inst.kind == InstKind::Machine {
+            // operands are read, its destination and written staging operands defined. (Those
+            // with a fixed operand, never plain, take the general route below.)
+            if inst.kind == InstKind::Machine
+                && !matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT)
+            {
                 let vals: &mut [ValueState] = &mut self.vals;
                 // Whether it has a read vector: a pair, or a staging read of several values.
                 let mut vector = false;
@@ -754,7 +757,7 @@ impl<'a> Assigner<'a> {
                 }
                 // A plain instruction (see `process_plain`) is assigned from its operands, the
                 // others from the values listed in `uses`.
-                let plain = !vector && !matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT);
+                let plain = !vector;
                 if !plain {
                     s.for_each_use(inst, |v| uses.push(v));
                 }
@@ -1138,25 +1141,13 @@ impl<'a> Assigner<'a> {
         let srcs = &inst.srcs[..info.srcs.len()];
         let unplaced =
             |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
-        let mut through = self.owned & !self.dead_owned;
-        let mut dying = 0;
-        // The register of a value read here, noting whether it dies here (a value read twice
-        // dies once).
-        let mut read = |this: &Self, v: Value| -> Result<Reg, AssignError> {
-            let l = this.vals[v.index()].loc;
-            if l == NONE {
-                return Err(unplaced(v));
-            }
-            if this.owner[l as usize] == v.0 && through & regs::bit(l) != 0 && this.dies_at(v, pos) {
-                through &= !regs::bit(l);
-                dying += 1;
-            }
-            Ok(l)
-        };
+        let (mut through, mut dying) = (self.owned & !self.dead_owned, 0);
         let mut m_srcs = [valhall::Src::EMPTY; MAX_SOURCES];
         for (k, src) in srcs.iter().enumerate() {
             let base = match src.operand {
-                Operand::Value(v) => Base::Register(read(self, v)?),
+                Operand::Value(v) => {
+                    Base::Register(self.plain_read(v, pos, &mut through, &mut dying).ok_or_else(|| unplaced(v))?)
+                }
                 Operand::Uniform(u) => Base::Uniform(u),
                 Operand::None => return Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))),
                 other => fau_base(other)?,
@@ -1167,7 +1158,8 @@ impl<'a> Assigner<'a> {
         for (k, st) in info.staging.iter().enumerate() {
             // (At most one value: a longer read is a vector.)
             if let (false, Some(&v)) = (st.write, s.get(inst.staging[k]).first()) {
-                m_staging[k] = Staging::new(read(self, v)?, 1);
+                let l = self.plain_read(v, pos, &mut through, &mut dying).ok_or_else(|| unplaced(v))?;
+                m_staging[k] = Staging::new(l, 1);
             }
         }
         #[cfg(debug_assertions)]
@@ -1239,6 +1231,22 @@ impl<'a> Assigner<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// The register of `v`, read by the plain instruction at `pos` (`None`: it has none);
+    /// takes it out of `through` and counts it in `dying` when `v` dies there (a value read
+    /// twice dies once).
+    #[inline(always)]
+    fn plain_read(&self, v: Value, pos: u32, through: &mut u64, dying: &mut u32) -> Option<Reg> {
+        let l = self.vals[v.index()].loc;
+        if l == NONE {
+            return None;
+        }
+        if self.owner[l as usize] == v.0 && *through & regs::bit(l) != 0 && self.dies_at(v, pos) {
+            *through &= !regs::bit(l);
+            *dying += 1;
+        }
+        Some(l)
     }
 
     /// Frees the registers of the operands dying at the current instruction: the live registers
