@@ -28,6 +28,17 @@
 //!
 //! The cost is linear in the number of instructions (each step looks at a constant number of
 //! registers, at most 64) plus the size of the live sets at block boundaries.
+//!
+//! Each block is walked twice: the first walk records each value's last read or definition in
+//! the block (and, for straight-line code, the read vectors), decoding every machine
+//! instruction's operands once; the second assigns. Most instructions are *plain*: no read
+//! vector and no fixed operand (see `Assigner::simple`). The first walk lists no reads for
+//! them, and `process_plain` assigns one from a single walk over its operands (registers, and
+//! which operands die there) when its results fit without an eviction, building its machine
+//! instruction from its parts; it makes the choices the general path (`process_machine`)
+//! would, which debug builds check (the dying operands against `through_mask`, the
+//! instruction against the opcode's template). The others, and plain instructions whose
+//! results need an eviction, take the general path.
 
 use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
