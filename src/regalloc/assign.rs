@@ -28,13 +28,24 @@
 //!
 //! The cost is linear in the number of instructions (each step looks at a constant number of
 //! registers, at most 64) plus the size of the live sets at block boundaries.
+//!
+//! Each block is walked twice: the first walk records each value's last read or definition in
+//! the block (and, for straight-line code, the read vectors), decoding every machine
+//! instruction's operands once; the second assigns. Most instructions are *plain*: no read
+//! vector and no fixed operand (see `Assigner::simple`). The first walk lists no reads for
+//! them, and `process_plain` assigns one from a single walk over its operands (registers, and
+//! which operands die there) when its results fit without an eviction, building its machine
+//! instruction from its parts; it makes the choices the general path (`process_machine`)
+//! would, which debug builds check (the dying operands against `through_mask`, the
+//! instruction against the opcode's template). The others, and plain instructions whose
+//! results need an eviction, take the general path.
 
 use super::mach::{MachBlock, MachInst, MachTerm, Origin, Reg, regs};
 use super::parcopy;
 use crate::ir::liveness::Liveness;
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
-use crate::valhall::tables::IMMEDIATES;
-use crate::valhall::{Base, Dest, Instr, Opcode, Special, Staging};
+use crate::valhall::tables::{IMMEDIATES, MAX_SOURCES, MAX_STAGING};
+use crate::valhall::{self, Base, Dest, Instr, Opcode, Special, Staging};
 use smallvec::SmallVec;
 
 const NONE: u8 = u8::MAX;
@@ -90,8 +101,9 @@ pub struct Assigner<'a> {
     /// The read vectors of each value, as lists in vector order threaded through this array
     /// from `ValueState::first_member` (no array over all values: most are in no vector).
     member_of: Vec<Member>,
-    /// Per instruction (by index): a machine instruction of the shape
-    /// `process_simple_machine` handles.
+    /// Per instruction (by index): a machine instruction without read vector (staging read
+    /// of two or more values, 64-bit pair) and fixed operand (`BLEND`, `ATEST`, `ZS_EMIT`),
+    /// which `process_plain` handles.
     simple: Vec<bool>,
     /// Per block (by index); one array rather than one per field (fewer allocations).
     block_state: Vec<BlockState>,
@@ -235,9 +247,36 @@ fn aligned_bases(mask: u64, n: u8) -> u64 {
     bases
 }
 
+/// The immediate table as (value, index) sorted by value, equal values by index: a binary
+/// search instead of a walk over the 32 entries for every constant operand.
+static IMMEDIATES_BY_VALUE: [(u32, u8); IMMEDIATES.len()] = {
+    let mut table = [(0u32, 0u8); IMMEDIATES.len()];
+    let mut i = 0;
+    while i < table.len() {
+        table[i] = (IMMEDIATES[i].0, i as u8);
+        i += 1;
+    }
+    // (Insertion sort, stable: the first of equal values stays first.)
+    let mut i = 1;
+    while i < table.len() {
+        let mut j = i;
+        while j > 0 && table[j - 1].0 > table[j].0 {
+            let t = table[j - 1];
+            table[j - 1] = table[j];
+            table[j] = t;
+            j -= 1;
+        }
+        i += 1;
+    }
+    table
+};
+
 /// The immediate-table index of a constant (first exact match).
 pub fn immediate_index(bits: u32) -> Option<u8> {
-    IMMEDIATES.iter().position(|e| e.0 == bits).map(|i| i as u8)
+    let at = IMMEDIATES_BY_VALUE.partition_point(|e| e.0 < bits);
+    let found = IMMEDIATES_BY_VALUE.get(at).filter(|e| e.0 == bits).map(|e| e.1);
+    debug_assert_eq!(found, IMMEDIATES.iter().position(|e| e.0 == bits).map(|i| i as u8));
+    found
 }
 
 /// The machine base of a non-register operand.
@@ -689,12 +728,66 @@ impl<'a> Assigner<'a> {
             if inst.dead {
                 continue;
             }
+            let pos = pos as u32;
+            // A machine instruction is decoded here once: its sources and read staging
+            // operands are read, its destination and written staging operands defined. (Those
+            // with a fixed operand, never plain, take the general route below.)
+            if inst.kind == InstKind::Machine
+                && !matches!(inst.mach.opcode, Opcode::BLEND | Opcode::ATEST | Opcode::ZS_EMIT)
+            {
+                let vals: &mut [ValueState] = &mut self.vals;
+                // Whether it has a read vector: a pair, or a staging read of several values.
+                let mut vector = false;
+                for src in &inst.srcs {
+                    match src.operand {
+                        Operand::Value(v) => vals[v.index()].touch(stamp, READ, pos),
+                        Operand::Pair(lo, hi) => {
+                            vals[lo.index()].touch(stamp, READ, pos);
+                            vals[hi.index()].touch(stamp, READ, pos);
+                            vector = true;
+                        }
+                        Operand::None => break,
+                        _ => {}
+                    }
+                }
+                if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+                    let info = inst.mach.info();
+                    for (k, &list) in inst.staging.iter().enumerate() {
+                        // (As `Shader::for_each_use` and `for_each_def` classify them.)
+                        let write = info.staging.get(k).is_some_and(|st| st.write);
+                        let values = s.get(list);
+                        for &v in values {
+                            vals[v.index()].touch(stamp, if write { DEFINED } else { READ }, pos);
+                        }
+                        vector |= !write && values.len() >= 2;
+                    }
+                }
+                debug_assert!(inst.args.is_empty(), "a machine instruction with arguments");
+                for &v in s.get(inst.dests) {
+                    vals[v.index()].touch(stamp, DEFINED, pos);
+                }
+                // A plain instruction (see `process_plain`) is assigned from its operands, the
+                // others from the values listed in `uses`.
+                let plain = !vector;
+                if !plain {
+                    s.for_each_use(inst, |v| uses.push(v));
+                }
+                if collect_groups {
+                    // `note_groups` finds nothing to record in the plain case.
+                    if plain {
+                        self.simple[id.index()] = true;
+                    } else {
+                        self.note_groups(b.0, id, inst);
+                    }
+                }
+                debug_assert_eq!(self.simple[id.index()], plain, "a plain instruction is simple");
+                continue;
+            }
             if collect_groups {
                 self.note_groups(b.0, id, inst);
             }
             // (A slice rather than `self.vals` in the closures: its bounds stay in registers.)
             let vals: &mut [ValueState] = &mut self.vals;
-            let pos = pos as u32;
             if inst.kind == InstKind::Phi {
                 phi_end = pos as usize + 1;
                 phis += 1;
@@ -776,7 +869,19 @@ impl<'a> Assigner<'a> {
             if inst.dead || inst.kind == InstKind::Phi {
                 continue;
             }
-            let read = &uses[use_start[pos] as usize..use_start[pos + 1] as usize];
+            let plain_read: SmallVec<[Value; 4]>;
+            let read = if self.is_plain(id, inst) {
+                if self.process_plain(b, pos as u32, id, inst, &mut out)? {
+                    continue;
+                }
+                // (The first walk listed no reads for it.)
+                let mut list = SmallVec::new();
+                s.for_each_use(inst, |v| list.push(v));
+                plain_read = list;
+                &plain_read[..]
+            } else {
+                &uses[use_start[pos] as usize..use_start[pos + 1] as usize]
+            };
             self.process_inst(b, pos as u32, id, inst, read, &mut out)?;
         }
         self.block_state[b.index()].out = out;
@@ -874,12 +979,9 @@ impl<'a> Assigner<'a> {
         if inst.kind == InstKind::Phi {
             return Ok(());
         }
+        // (A plain instruction gets here when `process_plain` found no free register for a
+        // result.)
         let (through, dying) = self.through_mask(pos, read);
-        if inst.kind == InstKind::Machine
-            && let Some(done) = self.process_simple_machine(b, pos, id, inst, read, (through, dying), out)
-        {
-            return done;
-        }
         self.note_demand(inst, through, dying);
         if self.max_demand > self.demand_limit {
             return Err(AssignError::OverDemandLimit);
@@ -923,109 +1025,247 @@ impl<'a> Assigner<'a> {
         }
     }
 
-    /// [`Self::process_machine`] for the common shape, in a fraction of its time: no read vector
-    /// (staging read of two or more values, 64-bit pair) and no fixed operand (`BLEND`,
-    /// `ATEST`, `ZS_EMIT`; see `Assigner::simple`), and free registers for the results (nothing
-    /// to relocate, so no parallel copy). Returns `None`, having changed nothing but the demand
-    /// record, when the instruction is not of that shape; the general path then makes the same
-    /// choices this one would have.
-    #[allow(clippy::too_many_arguments)]
-    fn process_simple_machine(
+    /// Whether `inst` is a plain instruction: a simple machine instruction (see
+    /// `Assigner::simple`: no read vector, no fixed operand), so it reads its sources and at
+    /// most one value per staging operand. Most instructions are; `process_plain` assigns them.
+    #[inline(always)]
+    fn is_plain(&self, id: InstId, inst: &Inst) -> bool {
+        inst.kind == InstKind::Machine && self.simple[id.index()]
+    }
+
+    /// Assigns the plain instruction `inst` (`id`, see [`Self::is_plain`]) at position `pos`
+    /// of block `b` as `process_machine` would when its results need no eviction (nothing to
+    /// relocate, so no parallel copy), from one walk over its sources: it finds their
+    /// registers and which of them die here (what `through_mask` finds from the values read).
+    /// Returns `false`, having changed nothing, when a result needs an eviction (then
+    /// `process_inst` takes it). An instruction with staging operands (a few) goes to
+    /// [`Self::process_plain_staging`].
+    #[inline(always)]
+    fn process_plain(
         &mut self,
         b: Block,
         pos: u32,
         id: InstId,
         inst: &Inst,
-        read: &[Value],
-        (through, dying): (u64, u32),
         out: &mut Vec<MachInst>,
-    ) -> Option<Result<(), AssignError>> {
-        if !self.simple[id.index()] {
-            return None;
-        }
-        let s = self.shader;
+    ) -> Result<bool, AssignError> {
         let info = inst.mach.info();
+        if !info.staging.is_empty() {
+            return self.process_plain_staging(b, pos, id, inst, out);
+        }
         let srcs = &inst.srcs[..info.srcs.len()];
-        // Results as `process_machine` places them: the destination, then the written staging
-        // operands, each in registers outside `through` and the earlier ones.
-        let dests = s.get(inst.dests);
-        let avail = self.allowed & !through;
-        let mut def_mask = 0u64;
-        let mut dest_base = 0;
-        if !dests.is_empty() {
-            dest_base = self.pick_result(dests, avail)?;
-            def_mask |= regs::range(dest_base, dests.len() as u8)?;
-        }
-        let mut staging_base = [0 as Reg; 2];
-        let mut defs = dests.len() as u32;
-        let mut slack = u32::from(dests.len() >= 2);
-        for (k, st) in info.staging.iter().enumerate() {
-            let list = s.get(inst.staging[k]);
-            slack += u32::from(list.len() >= 2);
-            if st.write && !list.is_empty() {
-                defs += list.len() as u32;
-                let base = self.pick_result(list, avail & !def_mask)?;
-                def_mask |= regs::range(base, list.len() as u8)?;
-                staging_base[k] = base;
-            }
-        }
-        // The demand as `note_demand` measures it.
-        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
-        if self.max_demand > self.demand_limit {
-            return Some(Err(AssignError::OverDemandLimit));
-        }
-        let unplaced =
-            |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
-        // Built in place (an `Instr` is large; on an error the block's output is dropped).
-        // Every read value must have a register: the sources and the read staging operands
-        // (`read`) are checked as they are translated.
-        let at = out.len();
-        out.push(MachInst::new(inst.mach.instr(), Origin::Ir(id)));
-        let m = &mut out[at].instr;
+        let mut through = self.owned & !self.dead_owned;
+        let mut dying = 0;
+        let mut m_srcs = [valhall::Src::EMPTY; MAX_SOURCES];
         for (k, src) in srcs.iter().enumerate() {
             let base = match src.operand {
                 Operand::Value(v) => {
                     let l = self.vals[v.index()].loc;
                     if l == NONE {
-                        return Some(Err(unplaced(v)));
+                        return Err(AssignError::Invalid(format!(
+                            "{v} is read by {} in {b} before it has a register",
+                            info.name
+                        )));
+                    }
+                    // (A value read twice dies once.)
+                    if self.owner[l as usize] == v.0 && through & regs::bit(l) != 0 && self.dies_at(v, pos) {
+                        through &= !regs::bit(l);
+                        dying += 1;
                     }
                     Base::Register(l)
                 }
                 Operand::Uniform(u) => Base::Uniform(u),
-                Operand::None => {
-                    return Some(Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))));
-                }
-                other => match fau_base(other) {
-                    Ok(base) => base,
-                    Err(e) => return Some(Err(e)),
-                },
+                Operand::None => return Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))),
+                other => fau_base(other)?,
             };
-            m.srcs[k] = src.to_machine(base);
+            m_srcs[k] = src.to_machine(base);
         }
+        #[cfg(debug_assertions)]
+        {
+            let mut read = Vec::new();
+            self.shader.for_each_use(inst, |v| read.push(v));
+            debug_assert_eq!((through, dying), self.through_mask(pos, &read), "plain instruction at {pos}");
+        }
+        // The result as `process_machine` places it when no eviction is needed.
+        let dests = self.shader.get(inst.dests);
+        let mut dest = if info.dest { Dest::full(0) } else { Dest::NONE };
+        if !dests.is_empty() {
+            let Some(base) = self.pick_result(dests, self.allowed & !through) else { return Ok(false) };
+            if regs::range(base, dests.len() as u8).is_none() {
+                return Ok(false);
+            }
+            dest = Dest::full(base);
+        }
+        // The demand as `note_demand` measures it.
+        let defs = dests.len() as u32;
+        let slack = u32::from(defs >= 2);
+        debug_assert_eq!(slack, super::spill::vector_slack(inst));
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
+        if self.max_demand > self.demand_limit {
+            return Err(AssignError::OverDemandLimit);
+        }
+        // The machine instruction is built from its parts in one go (rather than from the
+        // opcode's template, patched): every field is set here.
+        let mach = &inst.mach;
+        let m = Instr {
+            opcode: mach.opcode,
+            flow: mach.flow,
+            dest,
+            // (No staging operand.)
+            staging: [Staging::default(); MAX_STAGING],
+            srcs: m_srcs,
+            imms: mach.imms,
+            mods: mach.mods,
+        };
+        debug_assert_eq!(m, {
+            let mut t = mach.instr();
+            t.srcs[..srcs.len()].copy_from_slice(&m_srcs[..srcs.len()]);
+            t.dest = dest;
+            t
+        });
+        out.push(MachInst::new(m, Origin::Ir(id)));
+        self.free_dying_regs(through, dying);
+        self.place_results(dests, dest.reg, pos);
+        Ok(true)
+    }
+
+    /// [`Self::process_plain`] for an instruction with staging operands: assigns the plain
+    /// instruction `inst` (`id`, see [`Self::is_plain`]) at position `pos`
+    /// of block `b` as `process_machine` would when its results need no eviction (nothing to
+    /// relocate, so no parallel copy), from one walk over its operands: it finds their
+    /// registers and which of them die here (what `through_mask` finds from the values read).
+    /// Returns `false`, having changed nothing, when a result needs an eviction (then
+    /// `process_inst` takes it).
+    // Kept out of line: its staging arrays would make the common case build its instruction
+    // on the stack and copy it.
+    #[inline(never)]
+    fn process_plain_staging(
+        &mut self,
+        b: Block,
+        pos: u32,
+        id: InstId,
+        inst: &Inst,
+        out: &mut Vec<MachInst>,
+    ) -> Result<bool, AssignError> {
+        let s = self.shader;
+        let info = inst.mach.info();
+        let srcs = &inst.srcs[..info.srcs.len()];
+        let unplaced =
+            |v: Value| AssignError::Invalid(format!("{v} is read by {} in {b} before it has a register", info.name));
+        let (mut through, mut dying) = (self.owned & !self.dead_owned, 0);
+        let mut m_srcs = [valhall::Src::EMPTY; MAX_SOURCES];
+        for (k, src) in srcs.iter().enumerate() {
+            let base = match src.operand {
+                Operand::Value(v) => {
+                    Base::Register(self.plain_read(v, pos, &mut through, &mut dying).ok_or_else(|| unplaced(v))?)
+                }
+                Operand::Uniform(u) => Base::Uniform(u),
+                Operand::None => return Err(AssignError::Invalid(format!("{}: missing source {k}", info.name))),
+                other => fau_base(other)?,
+            };
+            m_srcs[k] = src.to_machine(base);
+        }
+        let mut m_staging = [Staging::default(); MAX_STAGING];
+        for (k, st) in info.staging.iter().enumerate() {
+            // (At most one value: a longer read is a vector.)
+            if let (false, Some(&v)) = (st.write, s.get(inst.staging[k]).first()) {
+                let l = self.plain_read(v, pos, &mut through, &mut dying).ok_or_else(|| unplaced(v))?;
+                m_staging[k] = Staging::new(l, 1);
+            }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut read = Vec::new();
+            s.for_each_use(inst, |v| read.push(v));
+            debug_assert_eq!((through, dying), self.through_mask(pos, &read), "plain instruction at {pos}");
+        }
+        // Results as `process_machine` places them: the destination, then the written staging
+        // operands, each in registers outside `through` and the earlier ones.
+        let avail = self.allowed & !through;
+        let dests = s.get(inst.dests);
+        let mut dest = if info.dest { Dest::full(0) } else { Dest::NONE };
+        let mut def_mask = 0u64;
+        if !dests.is_empty() {
+            let Some(base) = self.pick_result(dests, avail) else { return Ok(false) };
+            let Some(range) = regs::range(base, dests.len() as u8) else { return Ok(false) };
+            def_mask = range;
+            dest = Dest::full(base);
+        }
+        let mut defs = dests.len() as u32;
+        let mut slack = u32::from(defs >= 2);
         for (k, st) in info.staging.iter().enumerate() {
             let list = s.get(inst.staging[k]);
-            let base = if st.write {
-                staging_base[k]
-            } else if let Some(&v) = list.first() {
-                // At most one value (a longer read is a vector).
-                let l = self.vals[v.index()].loc;
-                if l == NONE {
-                    return Some(Err(unplaced(v)));
-                }
-                l
-            } else {
-                0
-            };
-            m.staging[k] = Staging::new(base, list.len() as u8);
+            slack += u32::from(list.len() >= 2);
+            if st.write && !list.is_empty() {
+                defs += list.len() as u32;
+                let Some(base) = self.pick_result(list, avail & !def_mask) else { return Ok(false) };
+                let Some(range) = regs::range(base, list.len() as u8) else { return Ok(false) };
+                def_mask |= range;
+                m_staging[k] = Staging::new(base, list.len() as u8);
+            }
         }
-        debug_assert!(read.iter().all(|&v| self.vals[v.index()].loc != NONE));
-        if !dests.is_empty() {
-            m.dest = Dest::full(dest_base);
+        // The demand as `note_demand` measures it.
+        debug_assert_eq!(slack, super::spill::vector_slack(inst));
+        self.max_demand = self.max_demand.max(self.through_count(through, dying) + u32::max(defs, dying) + slack);
+        if self.max_demand > self.demand_limit {
+            return Err(AssignError::OverDemandLimit);
         }
-        // The operands dying here hold exactly the live registers `through` leaves out (see
-        // `through_mask`): freed by walking those bits rather than testing every operand.
-        // (What `clear` does for each, with the masks and the count updated once: these
-        // registers are live and owned by the value placed there, and there are `dying`.)
+        // The machine instruction is built from its parts in one go (rather than from the
+        // opcode's template, patched): every field is set here.
+        let mach = &inst.mach;
+        let m = Instr {
+            opcode: mach.opcode,
+            flow: mach.flow,
+            dest,
+            staging: m_staging,
+            srcs: m_srcs,
+            imms: mach.imms,
+            mods: mach.mods,
+        };
+        debug_assert_eq!(m, {
+            let mut t = mach.instr();
+            t.srcs[..srcs.len()].copy_from_slice(&m_srcs[..srcs.len()]);
+            for (k, st) in m_staging.iter().enumerate().take(info.staging.len()) {
+                t.staging[k] = Staging::new(st.base, inst.staging[k].len() as u8);
+            }
+            if !dests.is_empty() {
+                t.dest = dest;
+            }
+            t
+        });
+        out.push(MachInst::new(m, Origin::Ir(id)));
+        self.free_dying_regs(through, dying);
+        self.place_results(dests, dest.reg, pos);
+        for (k, st) in info.staging.iter().enumerate() {
+            if st.write {
+                self.place_results(s.get(inst.staging[k]), m_staging[k].base, pos);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The register of `v`, read by the plain instruction at `pos` (`None`: it has none);
+    /// takes it out of `through` and counts it in `dying` when `v` dies there (a value read
+    /// twice dies once).
+    #[inline(always)]
+    fn plain_read(&self, v: Value, pos: u32, through: &mut u64, dying: &mut u32) -> Option<Reg> {
+        let l = self.vals[v.index()].loc;
+        if l == NONE {
+            return None;
+        }
+        if self.owner[l as usize] == v.0 && *through & regs::bit(l) != 0 && self.dies_at(v, pos) {
+            *through &= !regs::bit(l);
+            *dying += 1;
+        }
+        Some(l)
+    }
+
+    /// Frees the registers of the operands dying at the current instruction: the live registers
+    /// `through` leaves out (see `through_mask`), `dying` of them. What `clear` does for each,
+    /// with the masks and the count updated once (these registers are live and owned by the
+    /// value placed there).
+    #[inline(always)]
+    fn free_dying_regs(&mut self, through: u64, dying: u32) {
         let dying_regs = self.owned & !self.dead_owned & !through;
         let mut rest = dying_regs;
         while rest != 0 {
@@ -1039,14 +1279,6 @@ impl<'a> Assigner<'a> {
         debug_assert_eq!(dying_regs.count_ones(), dying);
         self.owned &= !dying_regs;
         self.live_regs -= dying;
-        debug_assert!(read.iter().all(|&v| !self.dies_at(v, pos) || self.vals[v.index()].loc == NONE));
-        self.place_results(dests, dest_base, pos);
-        for (k, st) in info.staging.iter().enumerate() {
-            if st.write {
-                self.place_results(s.get(inst.staging[k]), staging_base[k], pos);
-            }
-        }
-        Some(Ok(()))
     }
 
     /// Registers for the results `vals` (one value, or a vector from an even base) inside
@@ -1070,10 +1302,23 @@ impl<'a> Assigner<'a> {
         for (j, &v) in vals.iter().enumerate() {
             if !self.dies_at(v, pos) {
                 let r = base + j as u8;
-                self.set(v, r);
+                self.set_result(v, r);
                 self.note_def(v, r);
             }
         }
+    }
+
+    /// [`Self::set`] for the result of a machine instruction, which is never an unread φ.
+    #[inline(always)]
+    fn set_result(&mut self, v: Value, r: Reg) {
+        debug_assert_eq!(self.flags(v) & UNREAD_PHI, 0);
+        let bit = regs::bit(r);
+        let was_live = self.owned & !self.dead_owned & bit != 0;
+        self.vals[v.index()].loc = r;
+        self.owner[r as usize] = v.0;
+        self.owned |= bit;
+        self.dead_owned &= !bit;
+        self.live_regs = self.live_regs + 1 - u32::from(was_live);
     }
 
     /// Records the register demand of the instruction at `pos` (which reads `read`; `through`
@@ -1241,7 +1486,7 @@ impl<'a> Assigner<'a> {
     }
 
     // Kept out of line: inlined, its large frame would be set up for every instruction,
-    // including those `process_simple_machine` handles.
+    // including those `process_plain` handles.
     #[inline(never)]
     fn process_machine(
         &mut self,
@@ -1628,5 +1873,24 @@ impl<'a> Assigner<'a> {
         desc.high = true;
         call.srcs[1].base = Base::Special(desc);
         out.push(MachInst::new(call, Origin::BlendCall));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn immediate_index_finds_the_first_entry_of_each_value() {
+        for (i, &(bits, _)) in IMMEDIATES.iter().enumerate() {
+            let first = IMMEDIATES.iter().position(|e| e.0 == bits).unwrap();
+            assert_eq!(immediate_index(bits), Some(first as u8), "entry {i} (0x{bits:08X})");
+        }
+        // The zero appears twice: the first entry wins.
+        assert_eq!(immediate_index(0), Some(0));
+        assert_eq!(immediate_index(0x3F80_0000), Some(16));
+        for bits in [1, 0x3F80_0001, 0xFFFF_FFFE, 0x4000_0001, 0x0102_0304] {
+            assert_eq!(immediate_index(bits), None, "0x{bits:08X} is not in the table");
+        }
     }
 }
