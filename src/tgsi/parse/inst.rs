@@ -73,7 +73,7 @@ impl Parser<'_> {
         // Pushed as a skeleton and filled in place, taken back on an error: assembling it on the
         // stack and pushing it when complete copied the whole statement (344 bytes) twice, once
         // into the `Statement` and once into the vector.
-        let skeleton = statements.push_mut(Statement::Instruction(Instruction {
+        statements.push(Statement::Instruction(Instruction {
             opcode,
             saturate,
             precise,
@@ -87,7 +87,9 @@ impl Parser<'_> {
             span: Span::default(),
             opcode_span,
         }));
-        let Statement::Instruction(inst) = skeleton else { unreachable!("an instruction was just pushed") };
+        let Some(Statement::Instruction(inst)) = statements.last_mut() else {
+            unreachable!("an instruction was just pushed")
+        };
         let result = self.instruction_operands(inst, start, nd, ns, total);
         if result.is_err() {
             statements.pop();
