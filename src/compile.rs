@@ -233,7 +233,7 @@ fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
     // arena is a copy of the shader's, so the ids hold in every variant).
     let mut stores: SmallVec<[Store; 8]> = SmallVec::new();
     for (i, inst) in shader.insts.iter().enumerate() {
-        if !inst.dead && inst.is_machine() && is_store(inst.mach.opcode) {
+        if !inst.dead && inst.is_machine() && inst.mach.opcode.is_store() {
             let access = inst.mach.get::<MemoryAccess>("memory_access");
             let point_size = inst.mach.opcode == Opcode::STORE_I16;
             stores.push(Store { id: InstId(i as u32), access, point_size });
@@ -267,12 +267,6 @@ fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
         variants.push(("position_no_psiz".to_string(), v));
     }
     variants
-}
-
-/// `STORE.i8` … `STORE.i128` (the opcodes named `STORE.*`).
-fn is_store(opcode: Opcode) -> bool {
-    use Opcode::*;
-    matches!(opcode, STORE_I8 | STORE_I16 | STORE_I24 | STORE_I32 | STORE_I48 | STORE_I64 | STORE_I96 | STORE_I128)
 }
 
 #[cfg(test)]

@@ -52,3 +52,10 @@ fn html_reference_is_up_to_date() {
         "docs/isa.html is out of date with the ISA tables; regenerate it with\n\n    cargo run -- isa --html -o docs/isa.html\n"
     );
 }
+
+#[test]
+fn stores_are_the_instructions_named_store() {
+    for op in Opcode::ALL {
+        assert_eq!(op.is_store(), op.name().starts_with("STORE."), "{}", op.name());
+    }
+}

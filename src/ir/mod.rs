@@ -497,7 +497,7 @@ fn opcode_has_side_effects(op: Opcode) -> bool {
             | ATOM1_RETURN_I64
             | ATOM_RETURN_I32
             | ATOM_RETURN_I64
-    ) || op.info().name.starts_with("STORE.")
+    ) || op.is_store()
 }
 
 /// How a block ends.

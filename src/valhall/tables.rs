@@ -371,6 +371,12 @@ impl Opcode {
         self.info().unit
     }
 
+    /// A memory store: `STORE.i8` … `STORE.i128` (the instructions named `STORE.*`).
+    pub fn is_store(self) -> bool {
+        use Opcode::*;
+        matches!(self, STORE_I8 | STORE_I16 | STORE_I24 | STORE_I32 | STORE_I48 | STORE_I64 | STORE_I96 | STORE_I128)
+    }
+
     /// Finds an instruction by its full mnemonic (case-sensitive).
     pub fn from_name(name: &str) -> Option<Opcode> {
         BY_NAME.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|i| BY_NAME[i].1)
