@@ -112,8 +112,8 @@ fn blend_calls(mach: &mut MachShader) {
             }
             let last = exit && k + 3 == n && ends_with_blend_call(&block.insts);
             let blend = &mut block.insts[k].instr;
-            // (Field indices looked up by name once; 0 and 2 fit both fields.)
-            blend.imms[blend_target_index()] = if last { 0 } else { 2 };
+            // (Field indices looked up by name once.)
+            blend.set_imm_at(blend_target_index(), if last { 0 } else { 2 }).expect("BLEND's target holds 0 and 2");
             if last {
                 blend.flow = flows::END;
             }
@@ -123,7 +123,7 @@ fn blend_calls(mach: &mut MachShader) {
                     link.srcs[0].base = Base::Immediate(0);
                     // (The link is always `IADD_IMM.i32`: `regalloc::assign` builds the pair.)
                     debug_assert_eq!(link.opcode, Opcode::IADD_IMM_I32);
-                    link.imms[link_constant_index()] = 0;
+                    link.set_imm_at(link_constant_index(), 0).expect("IADD_IMM's constant holds 0");
                 }
             }
         }
