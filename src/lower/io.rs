@@ -1302,13 +1302,32 @@ fn vertex_outputs(ctx: &mut Ctx) {
                     ctx.unsupported(&format!("a vertex output with semantic {}", name.name()), "it is not a varying");
                     continue;
                 };
-                let values: [Value; 4] = std::array::from_fn(|c| read_output(ctx, index, c));
+                // Up to the highest component the program writes (`STORE.i32` … `.i128`, ABI
+                // §A.5.3, as Mesa's `bi_emit_store_vary`): padding the store to four components
+                // made the allocator gather zeros into every staging vector. A hole below the
+                // highest component reads the shared zero; a varying nothing writes is neither
+                // stored nor listed.
+                let components = (0..4)
+                    .rev()
+                    .find(|&c| {
+                        let var = ctx.var(File::Output, index, c);
+                        ctx.ssa.read(var).is_some()
+                    })
+                    .map_or(0, |c| c + 1);
+                if components == 0 {
+                    continue;
+                }
+                let mut values: SmallVec<[Value; 4]> = SmallVec::new();
+                for c in 0..components {
+                    let value = read_output(ctx, index, c);
+                    values.push(value);
+                }
                 store(ctx, &values, (lo, hi), offset, MemoryAccess::Estream);
                 ctx.io.varyings.push(meta::Varying {
                     register: indexed_name("OUT", index),
                     semantic: semantic_text(name, sem),
                     offset,
-                    components: 4,
+                    components: components as u32,
                     interpolation: "perspective".into(),
                     location: "center".into(),
                 });
