@@ -11,7 +11,8 @@
 //! * system values get meaningful values: vertex ids = lane, instance/base values 0, compute
 //!   thread ids `(4b + lane, 0, 0)` inside a block of the declared fixed size (or 64×1×1), block
 //!   ids and grid sizes consistent with them, subgroup = the quad (size 4, invocation = lane);
-//!   fragment POSITION = pixel `(2X + (lane & 1) + ½, 2Y + (lane >> 1) + ½, z, 1)`, FACE front,
+//!   fragment POSITION = pixel `(2X + (lane & 1) + ½, 2Y + (lane >> 1) + ½, z, 1)` (without the
+//!   ½ under `FS_COORD_PIXEL_CENTER INTEGER`), FACE front,
 //!   sample id 0, sample mask 1, sample position (½, ½), helper 0, LAYER 5 (input or system
 //!   value: the emulator's r62 byte 0);
 //! * every declared BUFFER gets 1024 words (floats `k/16`, or small integers if the program
@@ -107,6 +108,9 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
     let grid = [block_id[0] + 1 + rng.below(3) as u32, block_id[1] + 1, 1];
     let pixel = [2 * rng.below(64) as u32, 2 * rng.below(64) as u32];
     let depth = rng.float();
+    let integer_centres =
+        program.property(PropertyName::FsCoordPixelCenter) == Some(PropertyValue::PixelCenter(PixelCenter::Integer));
+    let centre = if integer_centres { 0.0 } else { 0.5 };
     let mut atomic_buffers = HashMap::new();
     for inst in program.instructions() {
         let name = inst.opcode.name();
@@ -170,7 +174,7 @@ pub fn generate(program: &Program, seed: u64) -> Inputs {
                     d.file,
                     processor,
                     l,
-                    SvContext { block, first_thread, block_id, grid, pixel, depth },
+                    SvContext { block, first_thread, block_id, grid, pixel, centre, depth },
                 );
                 *v = match sv {
                     Some(v) => v,
@@ -205,6 +209,8 @@ struct SvContext {
     block_id: [u32; 3],
     grid: [u32; 3],
     pixel: [u32; 2],
+    /// Where in its pixel a fragment's POSITION lies: ½, or 0 for integer pixel centres.
+    centre: f32,
     depth: u32,
 }
 
@@ -234,8 +240,8 @@ fn system_value(
         S::SubgroupLeMask => [(2 << lane) - 1, 0, 0, 0],
         S::SubgroupLtMask => [(1 << lane) - 1, 0, 0, 0],
         S::Position if processor == Processor::Frag => [
-            f((cx.pixel[0] + (lane & 1)) as f32 + 0.5),
-            f((cx.pixel[1] + (lane >> 1)) as f32 + 0.5),
+            f((cx.pixel[0] + (lane & 1)) as f32 + cx.centre),
+            f((cx.pixel[1] + (lane >> 1)) as f32 + cx.centre),
             f(f32::from_bits(cx.depth).abs().min(1.0)),
             f(1.0),
         ],
