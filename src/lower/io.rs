@@ -1250,19 +1250,15 @@ fn vertex_outputs(ctx: &mut Ctx) {
     ctx.io.outputs.reserve(2);
     ctx.io.varyings.reserve(output_decls(program).count());
     let index_reg = preload(ctx, 59);
-    let address = |ctx: &mut Ctx, linear: Value| -> (Value, Value) {
-        static LEA: LazyLock<Instr> = LazyLock::new(|| {
-            let mut lea = Instr::new(Op::LEA_BUF_IMM);
-            let _ = lea.set_slot(Slot::Slot0);
-            let _ = lea.set_imm("table", 13);
-            let _ = lea.set_imm("index", 0);
-            lea
-        });
-        let list = ctx.builder().message(*LEA, &[Src::new(linear)], &[], 2);
-        let v = ctx.shader.get(list);
-        (v[0], v[1])
+    let (lo, hi) = record_address(ctx, index_reg);
+    // The extended record (point size, layer) at linear index + 4, addressed once if needed.
+    let mut extended = None;
+    let mut extended_record = |ctx: &mut Ctx| {
+        *extended.get_or_insert_with(|| {
+            let linear = ctx.builder().iadd_imm(index_reg, 4);
+            record_address(ctx, linear)
+        })
     };
-    let (lo, hi) = address(ctx, index_reg);
     let fixed = {
         let mut slots: Vec<u32> = output_decls(program).filter_map(|(_, name, sem)| fixed_slot(name, sem)).collect();
         slots.sort_unstable();
@@ -1287,13 +1283,24 @@ fn vertex_outputs(ctx: &mut Ctx) {
                 let size = read_output(ctx, index, 0);
                 // Point size is stored as fp16 in the extended record (linear index + 4).
                 let half = ctx.builder().op(Op::V2F32_TO_V2F16, &[Src::new(size), Src::new(size)]);
-                let linear = ctx.builder().iadd_imm(index_reg, 4);
-                let (elo, ehi) = address(ctx, linear);
-                store_sized(ctx, Op::STORE_I16, &[half], (elo, ehi), 0, MemoryAccess::Istream);
+                let record = extended_record(ctx);
+                store_sized(ctx, Op::STORE_I16, &[half], record, 0, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
                     register: indexed_name("OUT", index),
                     semantic: "PSIZE".into(),
                     kind: "point_size".into(),
+                    rt: None,
+                });
+            }
+            SemanticName::Layer => {
+                // gl_Layer: byte 2 of the extended record (ABI §A.5.3).
+                let layer = read_output(ctx, index, 0);
+                let record = extended_record(ctx);
+                store_sized(ctx, Op::STORE_I8, &[layer], record, 2, MemoryAccess::Istream);
+                ctx.io.outputs.push(meta::Output {
+                    register: indexed_name("OUT", index),
+                    semantic: "LAYER".into(),
+                    kind: "layer".into(),
                     rt: None,
                 });
             }
@@ -1334,6 +1341,20 @@ fn vertex_outputs(ctx: &mut Ctx) {
             }
         }
     }
+}
+
+/// `LEA_BUF_IMM` of IDVS record `linear` (table 61): the record's 64-bit address.
+fn record_address(ctx: &mut Ctx, linear: Value) -> (Value, Value) {
+    static LEA: LazyLock<Instr> = LazyLock::new(|| {
+        let mut lea = Instr::new(Op::LEA_BUF_IMM);
+        let _ = lea.set_slot(Slot::Slot0);
+        let _ = lea.set_imm("table", 13);
+        let _ = lea.set_imm("index", 0);
+        lea
+    });
+    let list = ctx.builder().message(*LEA, &[Src::new(linear)], &[], 2);
+    let v = ctx.shader.get(list);
+    (v[0], v[1])
 }
 
 /// Screen-space position (docs/metadata.md): `w' = clamp(1/w, ±32768)`, `x' = fma(x·w',
