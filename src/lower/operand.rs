@@ -18,8 +18,8 @@ use super::ssa::Var;
 use crate::ir::builder::NEG_ZERO;
 use crate::ir::{Operand, Src, Value};
 use crate::tgsi::ast::{
-    Component, DstOperand, ExtendedComponent, File, Index, Instruction, LegacySourceModifiers, Register, Saturate,
-    SrcOperand,
+    Component, Declaration, DstOperand, ExtendedComponent, File, Index, Instruction, LegacySourceModifiers, Register,
+    ResourceDecl, Saturate, SrcOperand,
 };
 use crate::valhall::tables::{Clamp, Condition, ResultType};
 
@@ -319,6 +319,25 @@ fn register_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
                 Operand::Value(select_chain(ctx, idx, 0, &elements))
             }
         },
+        File::LegacyImmediateArray => {
+            // `DCL IMMX[a..b] {…}` (Mesa 7.9 – 8.0): constants, like IMM; an indirect read
+            // selects among every declared element.
+            let word = |ctx: &Ctx, i: i64| match ctx.decls.covering(File::LegacyImmediateArray, i) {
+                Some(Declaration { first, resource: Some(ResourceDecl::ImmediateArray { values }), .. }) => {
+                    values.get((i - i64::from(*first)) as usize).map_or(0, |v| v[c])
+                }
+                _ => 0,
+            };
+            match reg.index.indirect {
+                None => Operand::Const(word(ctx, i64::from(reg.index.value))),
+                Some(_) => {
+                    let (first, last) = ctx.decls.span(File::LegacyImmediateArray);
+                    let idx = address(ctx, &reg.index);
+                    let elements: Vec<Operand> = (first..=last).map(|i| Operand::Const(word(ctx, i))).collect();
+                    Operand::Value(select_chain(ctx, idx, first, &elements))
+                }
+            }
+        }
         File::Const => super::io::constant(ctx, reg, c),
         File::Input => super::io::input(ctx, reg, c),
         File::SystemValue => super::io::system_value(ctx, reg, c),
