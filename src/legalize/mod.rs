@@ -21,6 +21,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
 use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_SOURCES, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
+use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
@@ -33,6 +34,7 @@ use std::sync::OnceLock;
 /// legalisation (the optimiser leaves none, nor does the IDVS split, which ends with DCE).
 #[inline(never)] // A symbol of its own in profiles.
 pub fn run(shader: &mut Shader) {
+    let mut uniform_reads = None;
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
         let n = shader.blocks[b].insts.len();
@@ -41,7 +43,7 @@ pub fn run(shader: &mut Shader) {
         while done < n && shader.blocks[b].insts.len() == n {
             let id = shader.blocks[b].insts[done];
             if let Some(summary) = work_of(shader.inst(id)) {
-                legalize(shader, block, id, summary);
+                legalize(shader, block, id, summary, &mut uniform_reads);
             }
             done += 1;
         }
@@ -58,7 +60,7 @@ pub fn run(shader: &mut Shader) {
         list.push(old[done - 1]);
         for &id in &old[done..n] {
             if let Some(summary) = work_of(shader.inst(id)) {
-                legalize(shader, block, id, summary);
+                legalize(shader, block, id, summary, &mut uniform_reads);
             }
             shader.blocks[b].insts.push(id);
         }
@@ -84,14 +86,15 @@ fn work_of(inst: &Inst) -> Option<Summary> {
 /// Legalises one instruction (`summary` is its [`work_of`]); operands it materialises are
 /// appended to `block`'s list.
 #[inline(never)]
-fn legalize(shader: &mut Shader, block: Block, id: InstId, summary: Summary) {
+fn legalize(shader: &mut Shader, block: Block, id: InstId, summary: Summary, uniform_reads: &mut Option<UniformReads>) {
     if summary.rewrite != 0 {
         // A fused instruction has other sources: all of them are looked at again.
         let rewrite = if fuse_immediate_add(shader, id) { u8::MAX } else { summary.rewrite };
         encode_constants(shader, block, id, rewrite);
     }
     if !summary.within_limits() {
-        enforce_fau_limits(shader, block, id);
+        let reads = uniform_reads.get_or_insert_with(|| UniformReads::count(shader));
+        enforce_fau_limits(shader, block, id, reads);
     }
 }
 
@@ -359,21 +362,84 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
 }
 
 /// The machine instruction with placeholder registers, for checking FAU rules.
-fn probe(inst: &Inst) -> Instr {
+/// The machine instruction `inst` would become, its FAU operands kept and every other operand
+/// (and source `in_register`, if given) read from some register: enough to check the FAU rules.
+fn probe(inst: &Inst, in_register: Option<usize>) -> Instr {
     let info = inst.mach.info();
     let mut mach = inst.mach.instr();
     for (k, sinfo) in info.srcs.iter().enumerate() {
+        let register = Base::Register(if sinfo.size == 64 { 2 * k as u8 } else { k as u8 });
         let base = match inst.srcs[k].operand {
+            _ if in_register == Some(k) => register,
             Operand::Const(c) => {
                 Base::Immediate(crate::valhall::tables::IMMEDIATES.iter().position(|e| e.0 == c).unwrap_or(0) as u8)
             }
             Operand::Uniform(u) => Base::Uniform(u),
             Operand::Special(s) => Base::Special(s),
-            _ => Base::Register(if sinfo.size == 64 { 2 * k as u8 } else { k as u8 }),
+            _ => register,
         };
         mach.srcs[k] = inst.srcs[k].to_machine(base);
     }
     mach
+}
+
+/// How many sources of the shader read each uniform word and each constant (counted when an
+/// instruction first breaks an FAU rule).
+struct UniformReads {
+    uniforms: [u16; 256],
+    constants: FxHashMap<u32, u16>,
+}
+
+impl UniformReads {
+    fn count(shader: &Shader) -> UniformReads {
+        let mut reads = UniformReads { uniforms: [0; 256], constants: FxHashMap::default() };
+        for block in &shader.blocks {
+            for &id in &block.insts {
+                for src in shader.inst(id).sources() {
+                    match src.operand {
+                        Operand::Uniform(u) => {
+                            let n = &mut reads.uniforms[usize::from(u)];
+                            *n = n.saturating_add(1);
+                        }
+                        Operand::Const(c) => {
+                            let n = reads.constants.entry(c).or_default();
+                            *n = n.saturating_add(1);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        reads
+    }
+
+    fn of(&self, operand: Operand) -> u16 {
+        match operand {
+            Operand::Uniform(u) => self.uniforms[usize::from(u)],
+            Operand::Const(c) => self.constants.get(&c).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// The FAU source of `inst` (which breaks an FAU rule) to move into a register: among the
+/// sources whose move alone makes the instruction legal, the uniform word or constant the
+/// shader reads most often — the CSE after legalisation merges its copies, so one register
+/// serves all its readers (a matrix-times-uniform-vector product moves the vector's four
+/// words, not its sixteen matrix words) — the last of them on a tie; failing that, the last
+/// FAU source.
+fn source_to_move(inst: &Inst, last: usize, reads: &UniformReads) -> usize {
+    let mut best: Option<(u16, usize)> = None;
+    for (k, src) in inst.sources().iter().enumerate() {
+        let score = match src.operand {
+            Operand::Uniform(_) | Operand::Const(_) | Operand::Special(_) => reads.of(src.operand),
+            _ => continue,
+        };
+        if best.is_none_or(|(s, _)| score >= s) && !violates(&probe(inst, Some(k))) {
+            best = Some((score, k));
+        }
+    }
+    best.map_or(last, |(_, k)| k)
 }
 
 fn violates(mach: &Instr) -> bool {
@@ -389,7 +455,7 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, reads: &UniformReads) {
     for _ in 0..4 {
         let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
@@ -434,13 +500,13 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId) {
         // share theirs: with no special and at most two distinct words, no rule can fail
         // (`Instr::check_hardware_rules`). This is the common case, so it skips the probe.
         if simple && distinct + distinct_uniforms <= 2 {
-            debug_assert!(!violates(&probe(inst)), "{:?}", inst.mach.opcode);
+            debug_assert!(!violates(&probe(inst, None)), "{:?}", inst.mach.opcode);
             return;
         }
-        if !violates(&probe(inst)) {
+        if !violates(&probe(inst, None)) {
             return;
         }
-        // Move it into a register.
+        let k = source_to_move(inst, k, reads);
         let src = inst.srcs[k];
         let sinfo = &info.srcs[k];
         let mut b = Builder::new(shader, block);
@@ -550,10 +616,23 @@ mod tests {
 
     #[test]
     fn fau_limits_move_operands_to_registers() {
-        // Two uniform slots and three words: the last ones move to registers.
+        // Two uniform slots and three words: moving one uniform is enough (moving the constant
+        // first, as the last FAU source, would have needed a second move).
         check(
             &format!("{HEAD}    %2 = FMA.f32 u0, u4, #0x3F800000\n    end\n"),
-            &format!("{HEAD}    %3 = copy #0x3F800000\n    %4 = copy u4\n    %2 = FMA.f32 u0, %4, %3\n    end\n"),
+            &format!("{HEAD}    %3 = copy u4\n    %2 = FMA.f32 u0, %3, #0x3F800000\n    end\n"),
+        );
+        // Of two single moves, the uniform word read more often goes to a register (the CSE
+        // after legalisation merges its copies); with equal counts, the last source.
+        check(
+            &format!("{HEAD}    %2 = FADD.f32 u0, u4\n    %3 = FADD.f32 u0, u6\n    end\n"),
+            &format!(
+                "{HEAD}    %4 = copy u0\n    %2 = FADD.f32 %4, u4\n    %5 = copy u0\n    %3 = FADD.f32 %5, u6\n    end\n"
+            ),
+        );
+        check(
+            &format!("{HEAD}    %2 = FADD.f32 u0, u4\n    end\n"),
+            &format!("{HEAD}    %3 = copy u4\n    %2 = FADD.f32 u0, %3\n    end\n"),
         );
         // One 64-bit slot, two words: fine.
         let ok = format!("{HEAD}    %2 = FADD.f32 u0, u1\n    end\n");
