@@ -392,21 +392,21 @@ struct UniformReads {
 
 impl UniformReads {
     fn count(shader: &Shader) -> UniformReads {
-        let mut reads = UniformReads { uniforms: [0; 256], constants: FxHashMap::default() };
-        for block in &shader.blocks {
-            for &id in &block.insts {
-                for src in shader.inst(id).sources() {
-                    match src.operand {
-                        Operand::Uniform(u) => {
-                            let n = &mut reads.uniforms[usize::from(u)];
-                            *n = n.saturating_add(1);
-                        }
-                        Operand::Const(c) => {
-                            let n = reads.constants.entry(c).or_default();
-                            *n = n.saturating_add(1);
-                        }
-                        _ => {}
+        let mut reads =
+            UniformReads { uniforms: [0; 256], constants: FxHashMap::with_capacity_and_hasher(64, Default::default()) };
+        // The arena in order (unused source slots hold `Operand::None`): no per-opcode lookup.
+        for inst in shader.insts.iter().filter(|i| !i.dead) {
+            for src in &inst.srcs {
+                match src.operand {
+                    Operand::Uniform(u) => {
+                        let n = &mut reads.uniforms[usize::from(u)];
+                        *n = n.saturating_add(1);
                     }
+                    Operand::Const(c) => {
+                        let n = reads.constants.entry(c).or_default();
+                        *n = n.saturating_add(1);
+                    }
+                    _ => {}
                 }
             }
         }
