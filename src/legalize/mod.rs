@@ -21,7 +21,7 @@ use crate::ir::builder::Builder;
 use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
 use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_SOURCES, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
-use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 /// Legalises every machine instruction of the shader. A block's instruction list stays in
@@ -34,7 +34,6 @@ use std::sync::OnceLock;
 /// legalisation (the optimiser leaves none, nor does the IDVS split, which ends with DCE).
 #[inline(never)] // A symbol of its own in profiles.
 pub fn run(shader: &mut Shader) {
-    let mut uniform_reads = None;
     for b in 0..shader.blocks.len() {
         let block = Block(b as u32);
         let n = shader.blocks[b].insts.len();
@@ -43,7 +42,7 @@ pub fn run(shader: &mut Shader) {
         while done < n && shader.blocks[b].insts.len() == n {
             let id = shader.blocks[b].insts[done];
             if let Some(summary) = work_of(shader.inst(id)) {
-                legalize(shader, block, id, summary, &mut uniform_reads);
+                legalize(shader, block, id, summary, Around::InPlace { at: done, end: n });
             }
             done += 1;
         }
@@ -58,12 +57,39 @@ pub fn run(shader: &mut Shader) {
         list.extend_from_slice(&old[..done - 1]);
         list.extend_from_slice(&old[n..]);
         list.push(old[done - 1]);
-        for &id in &old[done..n] {
+        for (i, &id) in old.iter().enumerate().take(n).skip(done) {
             if let Some(summary) = work_of(shader.inst(id)) {
-                legalize(shader, block, id, summary, &mut uniform_reads);
+                legalize(shader, block, id, summary, Around::Rebuilt { after: &old[i + 1..n] });
             }
             shader.blocks[b].insts.push(id);
         }
+    }
+}
+
+/// How many instructions before and after one that breaks an FAU rule are searched for other
+/// readers of the operand it could move (see [`source_to_move`]).
+const NEARBY: usize = 4;
+
+/// Where the instruction being legalised is in its block's list.
+#[derive(Clone, Copy)]
+enum Around<'a> {
+    /// At `at` in the list, which is unchanged up to `end`.
+    InPlace { at: usize, end: usize },
+    /// The list is being rebuilt: it holds what came before (with the copies materialised for
+    /// it); `after` is what comes next.
+    Rebuilt { after: &'a [InstId] },
+}
+
+impl Around<'_> {
+    /// Up to [`NEARBY`] instructions before and after, the copies materialised so far included.
+    fn nearby(self, shader: &Shader, block: Block) -> SmallVec<[InstId; 2 * NEARBY]> {
+        let list = &shader.blocks[block.index()].insts;
+        let (before, after) = match self {
+            Around::InPlace { at, end } => (&list[..at], &list[at + 1..end]),
+            Around::Rebuilt { after } => (&list[..], after),
+        };
+        let before = &before[before.len().saturating_sub(NEARBY)..];
+        before.iter().chain(&after[..after.len().min(NEARBY)]).copied().collect()
     }
 }
 
@@ -86,15 +112,14 @@ fn work_of(inst: &Inst) -> Option<Summary> {
 /// Legalises one instruction (`summary` is its [`work_of`]); operands it materialises are
 /// appended to `block`'s list.
 #[inline(never)]
-fn legalize(shader: &mut Shader, block: Block, id: InstId, summary: Summary, uniform_reads: &mut Option<UniformReads>) {
+fn legalize(shader: &mut Shader, block: Block, id: InstId, summary: Summary, around: Around) {
     if summary.rewrite != 0 {
         // A fused instruction has other sources: all of them are looked at again.
         let rewrite = if fuse_immediate_add(shader, id) { u8::MAX } else { summary.rewrite };
         encode_constants(shader, block, id, rewrite);
     }
     if !summary.within_limits() {
-        let reads = uniform_reads.get_or_insert_with(|| UniformReads::count(shader));
-        enforce_fau_limits(shader, block, id, reads);
+        enforce_fau_limits(shader, block, id, around);
     }
 }
 
@@ -383,63 +408,30 @@ fn probe(inst: &Inst, in_register: Option<usize>) -> Instr {
     mach
 }
 
-/// How many sources of the shader read each uniform word and each constant (counted when an
-/// instruction first breaks an FAU rule).
-struct UniformReads {
-    uniforms: [u16; 256],
-    constants: FxHashMap<u32, u16>,
-}
-
-impl UniformReads {
-    fn count(shader: &Shader) -> UniformReads {
-        let mut reads =
-            UniformReads { uniforms: [0; 256], constants: FxHashMap::with_capacity_and_hasher(64, Default::default()) };
-        // The arena in order (unused source slots hold `Operand::None`): no per-opcode lookup.
-        for inst in shader.insts.iter().filter(|i| !i.dead) {
-            for src in &inst.srcs {
-                match src.operand {
-                    Operand::Uniform(u) => {
-                        let n = &mut reads.uniforms[usize::from(u)];
-                        *n = n.saturating_add(1);
-                    }
-                    Operand::Const(c) => {
-                        let n = reads.constants.entry(c).or_default();
-                        *n = n.saturating_add(1);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        reads
-    }
-
-    fn of(&self, operand: Operand) -> u16 {
-        match operand {
-            Operand::Uniform(u) => self.uniforms[usize::from(u)],
-            Operand::Const(c) => self.constants.get(&c).copied().unwrap_or(0),
-            _ => 0,
-        }
-    }
-}
-
 /// The FAU source of `inst` (which breaks an FAU rule) to move into a register: among the
-/// sources whose move alone makes the instruction legal, the uniform word or constant the
-/// shader reads most often — the CSE after legalisation merges its copies, so one register
-/// serves all its readers (a matrix-times-uniform-vector product moves the vector's four
-/// words, not its sixteen matrix words) — the last of them on a tie; failing that, the last
-/// FAU source.
-fn source_to_move(inst: &Inst, last: usize, reads: &UniformReads) -> usize {
-    let mut best: Option<(u16, usize)> = None;
+/// sources whose move alone makes the instruction legal, the uniform word or constant read most
+/// often by the instructions around it in its block (`nearby`, including the copies already
+/// materialised) — the CSE after legalisation merges the copies of one operand, so one register
+/// serves all its readers: a matrix times a uniform vector moves the vector's four words, not
+/// its sixteen matrix words — the last of them on a tie; failing that, `last` (the last FAU
+/// source). Looking a bounded distance around keeps the choice linear.
+fn source_to_move(shader: &Shader, inst: &Inst, last: usize, nearby: &[InstId]) -> usize {
+    let mut candidates: SmallVec<[(usize, usize); MAX_SOURCES]> = SmallVec::new();
     for (k, src) in inst.sources().iter().enumerate() {
-        let score = match src.operand {
-            Operand::Uniform(_) | Operand::Const(_) | Operand::Special(_) => reads.of(src.operand),
-            _ => continue,
-        };
-        if best.is_none_or(|(s, _)| score >= s) && !violates(&probe(inst, Some(k))) {
-            best = Some((score, k));
+        if matches!(src.operand, Operand::Uniform(_) | Operand::Const(_) | Operand::Special(_)) {
+            let reads = nearby
+                .iter()
+                .map(|&id| shader.inst(id))
+                .filter(|i| !i.dead)
+                .map(|i| i.sources().iter().filter(|s| s.operand == src.operand).count())
+                .sum();
+            candidates.push((reads, k));
         }
     }
-    best.map_or(last, |(_, k)| k)
+    // Most reads first, then the later source; the first whose move suffices is taken (the
+    // hardware check is the expensive part).
+    candidates.sort_unstable_by(|a, b| b.cmp(a));
+    candidates.iter().find(|&&(_, k)| !violates(&probe(inst, Some(k)))).map_or(last, |&(_, k)| k)
 }
 
 fn violates(mach: &Instr) -> bool {
@@ -455,7 +447,7 @@ fn violates(mach: &Instr) -> bool {
     special_page.is_some() && mach.sources().iter().any(|s| matches!(s.base, Base::Immediate(_)))
 }
 
-fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, reads: &UniformReads) {
+fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, around: Around) {
     for _ in 0..4 {
         let inst = shader.inst(id);
         // The last FAU-reading source; without one there is nothing to move (and nothing to
@@ -506,7 +498,7 @@ fn enforce_fau_limits(shader: &mut Shader, block: Block, id: InstId, reads: &Uni
         if !violates(&probe(inst, None)) {
             return;
         }
-        let k = source_to_move(inst, k, reads);
+        let k = source_to_move(shader, inst, k, &around.nearby(shader, block));
         let src = inst.srcs[k];
         let sinfo = &info.srcs[k];
         let mut b = Builder::new(shader, block);
