@@ -1293,11 +1293,21 @@ impl<'a> Assigner<'a> {
         if n == 1 {
             return self.pick_single(vals[0], avail);
         }
-        // Prefer the hinted base of the first value when the range is free.
-        let h = self.vals[vals[0].index()].hint;
-        let hinted =
-            (h != NONE && h % 2 == 0).then(|| regs::range(h, n)).flatten().filter(|m| m & avail == *m).map(|_| h);
-        hinted.or_else(|| self.pick_range(n, avail))
+        self.hinted_base(vals, avail).or_else(|| self.pick_range(n, avail))
+    }
+
+    /// The base a result vector's hints ask for, when that range is free in `avail`: the first
+    /// value with a hint fixes it (a vector whose first component nobody reads still follows
+    /// the others, e.g. a texture result feeding a `BLEND` colour at r1–r3).
+    #[inline(always)]
+    fn hinted_base(&self, vals: &[Value], avail: u64) -> Option<Reg> {
+        let n = vals.len() as u8;
+        let (j, h) = vals.iter().enumerate().find_map(|(j, v)| {
+            let h = self.vals[v.index()].hint;
+            (h != NONE).then_some((j as u8, h))
+        })?;
+        let base = h.checked_sub(j).filter(|b| b % 2 == 0)?;
+        regs::range(base, n).filter(|m| m & avail == *m).map(|_| base)
     }
 
     /// Gives the results `vals` their registers from `base` on (those still needed after `pos`).
@@ -1692,14 +1702,7 @@ impl<'a> Assigner<'a> {
                         .ok_or_else(|| err_regs("no register for a result"))?,
                 }
             } else {
-                // Prefer the hinted base of the first value when the range is free.
-                let h = self.vals[vals[0].index()].hint;
-                let hinted = (h != NONE && h % 2 == 0)
-                    .then(|| regs::range(h, n))
-                    .flatten()
-                    .filter(|m| m & avail == *m)
-                    .map(|_| h);
-                match hinted.or_else(|| self.pick_range(n, avail)) {
+                match self.hinted_base(vals, avail).or_else(|| self.pick_range(n, avail)) {
                     Some(r) => r,
                     None => self
                         .evict_range(n, zone | def_mask, through)
