@@ -13,7 +13,9 @@
 //! 3. The FAU limits of the hardware (one FAU page, at most two distinct 32-bit words counting
 //!    table constants, one 64-bit uniform slot, one special value, no uniform-plus-special in
 //!    ALU instructions, no page-1/page-3 special with a table constant) are enforced by moving
-//!    operands into registers, last source first.
+//!    operands into registers: one operand when one move is enough (of those, the one read most
+//!    often by the instructions around it, so that the CSE after legalisation merges its
+//!    copies), else the last FAU source first.
 
 pub mod imm;
 
