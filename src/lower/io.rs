@@ -1278,29 +1278,23 @@ fn vertex_outputs(ctx: &mut Ctx) {
                     rt: None,
                 });
             }
-            SemanticName::Psize => {
-                ctx.io.flags.writes_point_size = true;
-                let size = read_output(ctx, index, 0);
-                // Point size is stored as fp16 in the extended record (linear index + 4).
-                let half = ctx.builder().op(Op::V2F32_TO_V2F16, &[Src::new(size), Src::new(size)]);
+            SemanticName::Psize | SemanticName::Layer => {
+                // The extended record (linear index + 4, ABI §A.5.3): the point size as fp16 in
+                // bytes 0–1, the layer in byte 2.
+                let value = read_output(ctx, index, 0);
+                let (op, offset, value, semantic, kind) = if name == SemanticName::Psize {
+                    ctx.io.flags.writes_point_size = true;
+                    let half = ctx.builder().op(Op::V2F32_TO_V2F16, &[Src::new(value), Src::new(value)]);
+                    (Op::STORE_I16, 0, half, "PSIZE", "point_size")
+                } else {
+                    (Op::STORE_I8, 2, value, "LAYER", "layer")
+                };
                 let record = extended_record(ctx);
-                store_sized(ctx, Op::STORE_I16, &[half], record, 0, MemoryAccess::Istream);
+                store_sized(ctx, op, &[value], record, offset, MemoryAccess::Istream);
                 ctx.io.outputs.push(meta::Output {
                     register: indexed_name("OUT", index),
-                    semantic: "PSIZE".into(),
-                    kind: "point_size".into(),
-                    rt: None,
-                });
-            }
-            SemanticName::Layer => {
-                // gl_Layer: byte 2 of the extended record (ABI §A.5.3).
-                let layer = read_output(ctx, index, 0);
-                let record = extended_record(ctx);
-                store_sized(ctx, Op::STORE_I8, &[layer], record, 2, MemoryAccess::Istream);
-                ctx.io.outputs.push(meta::Output {
-                    register: indexed_name("OUT", index),
-                    semantic: "LAYER".into(),
-                    kind: "layer".into(),
+                    semantic: semantic.into(),
+                    kind: kind.into(),
                     rt: None,
                 });
             }
