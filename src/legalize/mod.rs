@@ -388,7 +388,6 @@ fn identity_source(info: &SrcInfo, src: Src) -> Src {
     }
 }
 
-/// The machine instruction with placeholder registers, for checking FAU rules.
 /// The machine instruction `inst` would become, its FAU operands kept and every other operand
 /// (and source `in_register`, if given) read from some register: enough to check the FAU rules.
 fn probe(inst: &Inst, in_register: Option<usize>) -> Instr {
