@@ -20,7 +20,7 @@
 pub mod imm;
 
 use crate::ir::builder::Builder;
-use crate::ir::{Block, Inst, InstId, Operand, Shader, Src, Value};
+use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Src, Value};
 use crate::valhall::tables::{INSTRUCTION_COUNT, MAX_SOURCES, SrcInfo, WidenKind};
 use crate::valhall::{Base, Instr, Opcode};
 use smallvec::SmallVec;
@@ -417,15 +417,22 @@ fn probe(inst: &Inst, in_register: Option<usize>) -> Instr {
 /// its sixteen matrix words — the last of them on a tie; failing that, `last` (the last FAU
 /// source). Looking a bounded distance around keeps the choice linear.
 fn source_to_move(shader: &Shader, inst: &Inst, last: usize, nearby: &[InstId]) -> usize {
+    let is_fau = |s: &Src| matches!(s.operand, Operand::Uniform(_) | Operand::Const(_) | Operand::Special(_));
+    // Readers that can share a register holding the operand: copies already materialised, and
+    // instructions reading two distinct FAU operands or more (one alone breaks no rule).
+    let several = |i: &Inst| {
+        let mut fau = i.sources().iter().filter(|s| is_fau(s)).map(|s| s.operand);
+        fau.next().is_some_and(|first| fau.any(|o| o != first))
+    };
+    let sharers: SmallVec<[&Inst; 2 * NEARBY]> = nearby
+        .iter()
+        .map(|&id| shader.inst(id))
+        .filter(|i| !i.dead && (i.kind == InstKind::Copy || several(i)))
+        .collect();
     let mut candidates: SmallVec<[(usize, usize); MAX_SOURCES]> = SmallVec::new();
     for (k, src) in inst.sources().iter().enumerate() {
-        if matches!(src.operand, Operand::Uniform(_) | Operand::Const(_) | Operand::Special(_)) {
-            let reads = nearby
-                .iter()
-                .map(|&id| shader.inst(id))
-                .filter(|i| !i.dead)
-                .map(|i| i.sources().iter().filter(|s| s.operand == src.operand).count())
-                .sum();
+        if is_fau(src) {
+            let reads = sharers.iter().map(|i| i.sources().iter().filter(|s| s.operand == src.operand).count()).sum();
             candidates.push((reads, k));
         }
     }
