@@ -310,28 +310,26 @@ pub fn base_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
 fn register_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
     let c = comp.index();
     match reg.file {
-        File::Immediate => match reg.index.indirect {
-            None => Operand::Const(ctx.imms.get(reg.index.value as usize).map_or(0, |v| v[c])),
-            Some(_) => {
-                let count = ctx.imms.len() as i64;
-                let idx = address(ctx, &reg.index);
-                let elements: Vec<Operand> = (0..count).map(|i| Operand::Const(ctx.imms[i as usize][c])).collect();
-                Operand::Value(select_chain(ctx, idx, 0, &elements))
-            }
-        },
-        File::LegacyImmediateArray => {
-            // `DCL IMMX[a..b] {…}` (Mesa 7.9 – 8.0): constants, like IMM; an indirect read
-            // selects among every declared element.
-            let word = |ctx: &Ctx, i: i64| match ctx.decls.covering(File::LegacyImmediateArray, i) {
-                Some(Declaration { first, resource: Some(ResourceDecl::ImmediateArray { values }), .. }) => {
-                    values.get((i - i64::from(*first)) as usize).map_or(0, |v| v[c])
+        File::Immediate | File::LegacyImmediateArray => {
+            // Constants: `IMM`, and the `DCL IMMX[a..b] {…}` arrays of Mesa 7.9 – 8.0. An
+            // indirect read selects among every element of the file.
+            let immx = reg.file == File::LegacyImmediateArray;
+            let word = |ctx: &Ctx, i: i64| {
+                if !immx {
+                    return usize::try_from(i).ok().and_then(|i| ctx.imms.get(i)).map_or(0, |v| v[c]);
                 }
-                _ => 0,
+                match ctx.decls.covering(File::LegacyImmediateArray, i) {
+                    Some(Declaration { first, resource: Some(ResourceDecl::ImmediateArray { values }), .. }) => {
+                        values.get((i - i64::from(*first)) as usize).map_or(0, |v| v[c])
+                    }
+                    _ => 0,
+                }
             };
             match reg.index.indirect {
                 None => Operand::Const(word(ctx, i64::from(reg.index.value))),
                 Some(_) => {
-                    let (first, last) = ctx.decls.span(File::LegacyImmediateArray);
+                    let (first, last) =
+                        if immx { ctx.decls.span(File::LegacyImmediateArray) } else { (0, ctx.imms.len() as i64 - 1) };
                     let idx = address(ctx, &reg.index);
                     let elements: Vec<Operand> = (first..=last).map(|i| Operand::Const(word(ctx, i))).collect();
                     Operand::Value(select_chain(ctx, idx, first, &elements))
