@@ -125,11 +125,12 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     for (name, v) in &mut variants {
         crate::legalize::run(v);
         verify_after(v, "legalize");
-        // Legalisation can make constants equal (`#c.neg` and `#-c`), so CSE runs again. It
-        // leaves no dead code when its input had none (legalize.rs states why; a test checks
-        // every sample): DCE is needed only if the optimiser stopped before its fixed point.
-        // The dominator tree is the optimiser's: neither pass changes the CFG.
-        opt::cse::run_reporting(v, &mut analyses);
+        // CSE runs here rather than in the optimiser: legalisation adds copies of constants
+        // and FAU words and can make constants equal (`#c.neg` and `#-c`). Neither creates
+        // dead code when their input had none (a test checks every sample): DCE is needed only
+        // if the optimiser stopped before its fixed point. The dominator tree is shared: the
+        // split and both passes leave the CFG as it is.
+        opt::cse::run_in(v, &mut analyses);
         if !analyses.converged() {
             opt::dce::run(v);
         }

@@ -1,5 +1,8 @@
 //! Common-subexpression elimination over the dominator tree: an instruction equal to one that
-//! dominates it (same opcode, modifiers, immediates and sources) is replaced by it. Only pure
+//! dominates it (same opcode, modifiers, immediates and sources) is replaced by it. It runs once
+//! per variant, after legalisation (which adds copies of constants and FAU words, and can make
+//! constants equal), not in the optimiser's pipeline: before the IDVS split it merged what this
+//! run merges anyway (measured: docs/backend.md, "Compile speed"). Only pure
 //! single-result ALU instructions and constant materialisations take part; cross-lane
 //! operations (CLPER, WMASK) are excluded because their results depend on the active lanes.
 //!
@@ -11,7 +14,7 @@
 //! the expression; its sources were already renamed when it was entered and do not change
 //! during the walk, so it can be compared directly.
 
-use super::{Analyses, Outcome, facts};
+use super::{Analyses, facts};
 use crate::ir::{Block, Inst, InstId, InstKind, Operand, Shader, Terminator, Value};
 use rustc_hash::FxHasher;
 use smallvec::SmallVec;
@@ -77,14 +80,13 @@ pub(super) struct Available {
 }
 
 pub fn run(shader: &mut Shader) -> bool {
-    run_reporting(shader, &mut Analyses::default()).changed
+    run_in(shader, &mut Analyses::default())
 }
 
-/// [`run`], also saying whether a φ became trivial and whether a copy was replaced where
-/// `const_fold` can see the replacement before the copy it replaced; takes the dominator tree
-/// from `analyses` (this pass does not change the CFG).
-pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
-    let mut outcome = Outcome::default();
+/// [`run`], with the dominator tree and side tables from `analyses` (this pass does not change
+/// the CFG). It creates no dead code: a duplicate's sources are also the sources of the
+/// instruction that replaces it.
+pub fn run_in(shader: &mut Shader, analyses: &mut Analyses) -> bool {
     // Straight-line code needs no dominator tree.
     if shader.blocks.len() > 1 {
         analyses.dom(shader);
@@ -97,7 +99,6 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         None => &entry,
     };
     let dominates = |a: Block, b: Block| dom.is_none_or(|d| d.dominates(a, b));
-    let layout_follows_dominance = dom.is_none_or(|d| d.layout_follows_dominance());
     let facts = facts::table();
     // A chained hash table sized once from the number of instructions in the blocks (never
     // rehashed): bucket heads index `entries` (plus one, so that an empty table is all zeros),
@@ -172,7 +173,6 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
             }
             let e = &mut entries[at as usize - 1];
             if dominates(e.block, b) {
-                outcome.copies_replaced |= inst.kind == InstKind::Copy && !layout_follows_dominance;
                 if replace.is_empty() {
                     replace.resize(shader.values.len(), None);
                 }
@@ -189,9 +189,6 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         shader.blocks[b.index()].insts = list;
     }
     if changed {
-        // Every live φ has arguments, so with none seen in a walk of every block there is none.
-        outcome.phi_made_trivial =
-            !(all_visited && with_args.is_empty()) && super::phi_made_trivial(shader, |v| replace[v.index()]);
         if all_visited {
             // What is left is what `rewrite_uses` would do: φ and parallel-copy arguments and
             // branch conditions.
@@ -220,8 +217,7 @@ pub fn run_reporting(shader: &mut Shader, analyses: &mut Analyses) -> Outcome {
         }
     }
     (scratch.counts, scratch.available, scratch.values) = (heads_buf, entries, replace);
-    outcome.changed = changed;
-    outcome
+    changed
 }
 
 #[cfg(test)]

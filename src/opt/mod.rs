@@ -1,6 +1,7 @@
 //! Optimisation passes, one per file. Each is `run(&mut Shader) -> bool` (whether it changed
 //! anything) and keeps the IR valid; [`crate::ir::verify::verify_after`] checks that in tests
-//! and debug builds. [`optimize`] is the pipeline.
+//! and debug builds. [`optimize`] is the pipeline; [`cse`] is not in it but runs once per
+//! variant after legalisation (`compile.rs`).
 
 pub mod const_fold;
 pub mod copy_prop;
@@ -35,11 +36,8 @@ impl Default for Options {
 pub struct Outcome {
     /// The run changed the IR.
     pub changed: bool,
-    /// `cse`, `mod_fold`: a φ became trivial (work for `copy_prop`).
+    /// `mod_fold`: a φ became trivial (work for `copy_prop`).
     pub phi_made_trivial: bool,
-    /// `cse`: a value defined by a copy was replaced by one that can come later in the layout
-    /// (`const_fold` can see a constant earlier than before).
-    pub copies_replaced: bool,
     /// `fma`: a fused instruction reads only constants and constant copies (work for
     /// `const_fold` if the product it absorbed could not be folded, e.g. for its flow bits).
     pub constant_fused: bool,
@@ -80,7 +78,7 @@ pub struct Analyses {
 /// filling). Contents never carry over from one run to the next.
 #[derive(Default)]
 pub struct Scratch {
-    /// A value per value: replacements (`copy_prop`, `cse`, `mod_fold`).
+    /// A value per value: replacements (`copy_prop`, `mod_fold`, and `cse` after legalisation).
     values: Vec<Option<Value>>,
     /// A flag per value or instruction (`dce`, `mod_fold`).
     flags: Vec<bool>,
@@ -143,13 +141,13 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   instructions, `FADD x, −0` patterns, dead definitions): everything but `merge_blocks`. It
 ///   is idempotent: it forwards every register copy, removes trivial φs to a fixed point under
 ///   the forwarding, and propagates every constant copy it can; none of that creates a copy.
-/// * `const_fold` turns instructions into `copy #k` (propagated by `copy_prop`, merged by `cse`,
-///   dead inputs for `dce`), and folds chains in layout order (itself, when a use precedes its
+/// * `const_fold` turns instructions into `copy #k` (propagated by `copy_prop`, dead inputs for
+///   `dce`), and folds chains in layout order (itself, when a use precedes its
 ///   definition in the layout). It only removes uses of values defined by copies, which are
 ///   never the single-use producers `mod_fold` and `fma` look for.
 /// * `simplify` turns instructions into copies (work for `copy_prop` and `const_fold`, only if
-///   the run made one) and `FMA a, ±1, c` into `FADD ±a, c` (work for `mod_fold`, `fma` and
-///   `cse`; not for `const_fold`: an `FADD` of constants comes from an `FMA` of the same
+///   the run made one) and `FMA a, ±1, c` into `FADD ±a, c` (work for `mod_fold` and `fma`;
+///   not for `const_fold`: an `FADD` of constants comes from an `FMA` of the same
 ///   constants, which `const_fold` would have folded). It removes no read of a value (the
 ///   operands it drops are constants), so it gives `dce` nothing, and it is idempotent (what it
 ///   produces, `FADD` and copies, is nothing it rewrites).
@@ -162,20 +160,10 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   factors were already an `FMA`'s first two sources and a ±1 factor would have been
 ///   `simplify`'s, so nothing for `simplify` either. The fused instruction is new work for
 ///   `const_fold` only when it reads nothing but constants (reported by the run), and for
-///   `mod_fold`, `cse`, `dce` and itself.
-/// * `cse` renames uses of a value to an equal dominating one and kills the duplicate
-///   definitions. A φ can become trivial (`copy_prop`, only if the run saw one become so: with
-///   no register copy left, that is `copy_prop`'s own test); a constant copy can become visible
-///   earlier in the layout (`const_fold`, only if a copy was replaced and some block comes
-///   before its immediate dominator in the layout: otherwise the replacement precedes the
-///   replaced copy, which precedes its uses); producers lose readers (`mod_fold`, `fma`, only
+///   `mod_fold`, `dce` and itself.
+/// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, only
 ///   if their last run held a candidate back for its producer's other readers: every other
-///   condition they test is the same for equal instructions), definitions become dead (`dce`).
-///   Renaming values to equal values creates no constant operand (`simplify`), and its one walk
-///   collapses every chain (idempotent: the walk after it visits the same expressions and
-///   finds no new match).
-/// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, under
-///   the same condition as for `cse`); its mark-and-sweep leaves nothing unmarked behind
+///   condition they test is unchanged); its mark-and-sweep leaves nothing unmarked behind
 ///   (idempotent).
 struct Step {
     name: &'static str,
@@ -194,12 +182,11 @@ const CONST_FOLD: u16 = 1 << 2;
 const SIMPLIFY: u16 = 1 << 3;
 const MOD_FOLD: u16 = 1 << 4;
 const FMA: u16 = 1 << 5;
-const CSE: u16 = 1 << 6;
-const DCE: u16 = 1 << 7;
-const ALL: u16 = (1 << 8) - 1;
+const DCE: u16 = 1 << 6;
+const ALL: u16 = (1 << 7) - 1;
 const ALL_BUT_MERGE: u16 = ALL & !MERGE_BLOCKS;
 
-const PIPELINE: [Step; 8] = [
+const PIPELINE: [Step; 7] = [
     // In the order of the bits above.
     Step {
         name: "merge_blocks",
@@ -218,14 +205,14 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "const_fold",
         pass: |s, a| Outcome::of(const_fold::run_in(s, &mut a.scratch)),
-        enables: COPY_PROP | CONST_FOLD | CSE | DCE,
+        enables: COPY_PROP | CONST_FOLD | DCE,
         idempotent: false,
         changes_cfg: false,
     },
     Step {
         name: "simplify",
         pass: |s, _| simplify::run_reporting(s),
-        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | CSE,
+        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA,
         idempotent: true,
         changes_cfg: false,
     },
@@ -239,15 +226,8 @@ const PIPELINE: [Step; 8] = [
     Step {
         name: "fma",
         pass: |s, a| fma::run_reporting(s, &mut a.scratch),
-        enables: CONST_FOLD | MOD_FOLD | FMA | CSE | DCE,
+        enables: CONST_FOLD | MOD_FOLD | FMA | DCE,
         idempotent: false,
-        changes_cfg: false,
-    },
-    Step {
-        name: "cse",
-        pass: cse::run_reporting,
-        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | DCE,
-        idempotent: true,
         changes_cfg: false,
     },
     Step {
@@ -299,14 +279,6 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
             if outcome.changed {
                 changed = true;
                 let mut enables = step.enables;
-                if this == CSE {
-                    if !outcome.phi_made_trivial {
-                        enables &= !COPY_PROP;
-                    }
-                    if !outcome.copies_replaced {
-                        enables &= !CONST_FOLD;
-                    }
-                }
                 if this == SIMPLIFY && !outcome.copies_made {
                     enables &= !(COPY_PROP | CONST_FOLD);
                 }
@@ -321,7 +293,7 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
                         enables &= !(CONST_FOLD | SIMPLIFY);
                     }
                 }
-                if this & (CSE | DCE) != 0 {
+                if this == DCE {
                     enables &= !not_held;
                 }
                 dirty |= enables & enabled;
@@ -420,7 +392,6 @@ mod tests {
             (SIMPLIFY, "simplify"),
             (MOD_FOLD, "mod_fold"),
             (FMA, "fma"),
-            (CSE, "cse"),
             (DCE, "dce"),
         ];
         for (bit, name) in named {
