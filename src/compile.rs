@@ -118,18 +118,22 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     let mut analyses = opt::optimize(&mut shader, &opt_options);
     record("optimize", "main", &shader, &mut dumps);
     laps.lap(|t| &mut t.optimize);
-    let mut variants = match shader.stage {
+    let (mut variants, cfg_changed) = match shader.stage {
         Stage::Vertex => split_idvs(shader),
-        _ => vec![("main".to_string(), shader)],
+        _ => (vec![("main".to_string(), shader)], false),
     };
     for (name, v) in &mut variants {
+        if cfg_changed {
+            // The variants' CFGs differ from the optimiser's and from each other's.
+            analyses.cfg_changed();
+        }
         crate::legalize::run(v);
         verify_after(v, "legalize");
         // CSE runs here rather than in the optimiser: legalisation adds copies of constants
         // and FAU words and can make constants equal (`#c.neg` and `#-c`). Neither creates
         // dead code when their input had none (a test checks every sample): DCE is needed only
-        // if the optimiser stopped before its fixed point. The dominator tree is shared: the
-        // split and both passes leave the CFG as it is.
+        // if the optimiser stopped before its fixed point. The dominator tree is shared unless
+        // the split removed control flow; neither pass changes the CFG.
         opt::cse::run_in(v, &mut analyses);
         if !analyses.converged() {
             opt::dce::run(v);
@@ -219,10 +223,12 @@ impl Compiled {
 }
 
 /// Mesa's IDVS split (§A.5.3): the position variant keeps the position/point-size/layer stores
-/// (`.istream`), the varying variant the others (`.estream`); each is cleaned by DCE. A
+/// (`.istream`), the varying variant the others (`.estream`); each is cleaned by
+/// [`opt::dead_cf`], which also removes the control flow that only fed the dropped stores. A
 /// varying variant without stores is dropped. When point size is written, a third variant
 /// without its store follows. The last variant built takes `shader` itself (one clone fewer).
-fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
+/// Also says whether some variant's CFG differs from the shader's.
+fn split_idvs(shader: Shader) -> (Vec<(String, Shader)>, bool) {
     /// A store of the shader: its instruction, memory access and whether it writes point size.
     #[derive(Clone, Copy)]
     struct Store {
@@ -240,14 +246,15 @@ fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
             stores.push(Store { id: InstId(i as u32), access, point_size });
         }
     }
-    let keep = |mut s: Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
+    let mut cfg_changed = false;
+    let mut keep = |mut s: Shader, wanted: MemoryAccess, drop_point_size: bool| -> Shader {
         for store in &stores {
             if store.access != Some(wanted) || (drop_point_size && store.point_size) {
                 s.insts[store.id.index()].dead = true;
             }
         }
         s.compact();
-        opt::dce::run(&mut s);
+        cfg_changed |= opt::dead_cf::run_reporting(&mut s).control_flow;
         s
     };
     // DCE keeps stores (they have side effects): a variant keeps exactly the stores it did not drop.
@@ -267,7 +274,7 @@ fn split_idvs(shader: Shader) -> Vec<(String, Shader)> {
     if let Some(v) = no_point_size {
         variants.push(("position_no_psiz".to_string(), v));
     }
-    variants
+    (variants, cfg_changed)
 }
 
 #[cfg(test)]
@@ -285,6 +292,37 @@ mod tests {
         assert!(position.contains("FRCP"), "the position variant transforms the position: {position}");
         let varying = crate::ir::text::print(&ir.variants[1].1);
         assert!(varying.contains("estream") && !varying.contains("FRCP"), "{varying}");
+    }
+
+    /// A loop and an `if` that only compute a varying are gone from the position variant (one
+    /// block left), and stay in the varying variant.
+    #[test]
+    fn the_position_variant_drops_control_flow_only_varyings_need() {
+        let text = "VERT
+DCL IN[0]
+DCL OUT[0], POSITION
+DCL OUT[1], GENERIC[0]
+DCL CONST[0]
+DCL TEMP[0..1]
+IMM[0] FLT32 { 1.0, 0.0, 0.0, 0.0 }
+  0: MOV TEMP[0], IN[0]
+  1: MOV TEMP[1].x, IMM[0].yyyy
+  2: BGNLOOP :0
+  3:   SGE TEMP[1].y, TEMP[1].xxxx, CONST[0].xxxx
+  4:   IF TEMP[1].yyyy :0
+  5:     BRK
+  6:   ENDIF
+  7:   MUL TEMP[0], TEMP[0], TEMP[0]
+  8:   ADD TEMP[1].x, TEMP[1].xxxx, IMM[0].xxxx
+  9: ENDLOOP :0
+ 10: MOV OUT[0], IN[0]
+ 11: MOV OUT[1], TEMP[0]
+ 12: END
+";
+        let ir = compile_to_ir(text, &Options::default()).unwrap();
+        let (position, varying) = (&ir.variants[0].1, &ir.variants[1].1);
+        assert_eq!(position.blocks.len(), 1, "{}", crate::ir::text::print(position));
+        assert!(varying.blocks.len() > 2, "{}", crate::ir::text::print(varying));
     }
 
     #[test]

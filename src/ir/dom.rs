@@ -154,6 +154,82 @@ fn intersect(idom: &[Option<Block>], rpo_index: &[u32], mut a: Block, mut b: Blo
     a
 }
 
+/// No immediate post-dominator in [`postdominators`]: the block reaches no `end` (an endless
+/// loop), or it is the virtual exit itself.
+pub const NO_POSTDOM: u32 = u32::MAX;
+
+/// Immediate post-dominators, computed like the dominators (Cooper, Harvey and Kennedy) over
+/// the reversed CFG from a virtual exit that every block ending the shader jumps to. Entry `b`
+/// is a block index, `blocks.len()` when it is the virtual exit (the block ends the shader, or
+/// its paths end in different `end`s), or [`NO_POSTDOM`] when `b` reaches no `end`. Linear for
+/// structured CFGs, like [`DomTree::compute`].
+pub fn postdominators(shader: &Shader) -> Vec<u32> {
+    let n = shader.blocks.len();
+    let exit = n as u32;
+    let ends: Vec<u32> = (0..exit).filter(|&b| shader.blocks[b as usize].term == super::Terminator::End).collect();
+    // Reverse post-order of the reversed CFG (iterative depth-first search), whose successors
+    // are the ending blocks for the exit and the predecessors for a block.
+    let mut index = vec![u32::MAX; n + 1];
+    let mut order: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut stack: Vec<(u32, usize)> = vec![(exit, 0)];
+    index[n] = 0;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let child =
+            if b == exit { ends.get(*next).copied() } else { shader.blocks[b as usize].preds.get(*next).map(|p| p.0) };
+        *next += 1;
+        match child {
+            Some(c) if index[c as usize] == u32::MAX => {
+                index[c as usize] = 0;
+                stack.push((c, 0));
+            }
+            Some(_) => {}
+            None => {
+                order.push(b);
+                stack.pop();
+            }
+        }
+    }
+    order.reverse();
+    for (i, &b) in order.iter().enumerate() {
+        index[b as usize] = i as u32;
+    }
+    let mut ipdom = vec![NO_POSTDOM; n + 1];
+    ipdom[n] = exit;
+    let intersect = |ipdom: &[u32], mut a: u32, mut b: u32| {
+        while a != b {
+            while index[a as usize] > index[b as usize] {
+                a = ipdom[a as usize];
+            }
+            while index[b as usize] > index[a as usize] {
+                b = ipdom[b as usize];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().skip(1) {
+            let block = &shader.blocks[b as usize];
+            let ends_here = (block.term == super::Terminator::End).then_some(exit);
+            let mut new = NO_POSTDOM;
+            for s in block.term.successors().map(|s| s.0).chain(ends_here) {
+                if ipdom[s as usize] == NO_POSTDOM {
+                    continue;
+                }
+                new = if new == NO_POSTDOM { s } else { intersect(&ipdom, s, new) };
+            }
+            if new != ipdom[b as usize] {
+                ipdom[b as usize] = new;
+                changed = true;
+            }
+        }
+    }
+    ipdom[n] = NO_POSTDOM;
+    ipdom.truncate(n);
+    ipdom
+}
+
 /// Reverse post-order from the entry (iterative depth-first search).
 pub fn reverse_post_order(shader: &Shader) -> Vec<Block> {
     let n = shader.blocks.len();
@@ -236,6 +312,25 @@ mod tests {
         s.set_terminator(header, Terminator::Branch { cond: c, if_zero: true, taken: exit, fallthrough: body });
         s.set_terminator(body, Terminator::Jump(header));
         s
+    }
+
+    #[test]
+    fn postdominators_with_a_virtual_exit() {
+        let s = diamond_and_loop();
+        let ipdom = postdominators(&s);
+        let exit = s.blocks.len() as u32;
+        // Blocks: 0 entry, 1 then, 2 else, 3 join, 4 header, 5 body, 6 exit (ends the shader).
+        assert_eq!(ipdom, vec![3, 3, 3, 4, 6, 4, exit]);
+        // Block 1 ends the shader (the virtual exit post-dominates it); block 2 goes to block 1
+        // or into an endless loop (block 3, which has no post-dominator), so only the way
+        // out counts for it and for the entry.
+        let mut s = Shader::new(Stage::Fragment);
+        let c = s.new_value();
+        let [a, b, spin] = [(); 3].map(|_| s.add_block());
+        s.set_terminator(Block(0), Terminator::Branch { cond: c, if_zero: true, taken: a, fallthrough: b });
+        s.set_terminator(b, Terminator::Branch { cond: c, if_zero: true, taken: spin, fallthrough: a });
+        s.set_terminator(spin, Terminator::Jump(spin));
+        assert_eq!(postdominators(&s), vec![1, 4, 1, NO_POSTDOM]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod const_fold;
 pub mod copy_prop;
 pub mod cse;
 pub mod dce;
+pub mod dead_cf;
 mod facts;
 pub mod fma;
 pub mod merge_blocks;
