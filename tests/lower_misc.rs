@@ -130,6 +130,33 @@ fn precise_rejections() {
     }
 }
 
+/// A fragment input or vertex output declared without a semantic has no varying slot: each
+/// declaration is rejected once, at its line (both used to become GENERIC[0], so two such
+/// inputs read the same varying).
+#[test]
+fn varyings_without_a_semantic_are_rejected_at_their_declaration() {
+    let cases = [
+        (
+            "FRAG\nDCL IN[0]\nDCL IN[1..2]\nDCL CONST[2]\nDCL OUT[0], COLOR\n  0: ADD OUT[0], IN[0], IN[2]\n  1: END\n",
+            "a fragment input without a semantic cannot be compiled for Valhall",
+            ["DCL IN[0]", "DCL IN[1..2]"],
+        ),
+        (
+            "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\nDCL OUT[1]\nDCL OUT[2], GENERIC[0]\nDCL OUT[3]\n  0: MOV OUT[0], IN[0]\n  1: MOV OUT[1], IN[0]\n  2: MOV OUT[2], IN[0]\n  3: MOV OUT[3], IN[0]\n  4: END\n",
+            "a vertex output without a semantic cannot be compiled for Valhall",
+            ["DCL OUT[1]", "DCL OUT[3]"],
+        ),
+    ];
+    for (text, message, declarations) in cases {
+        let program = tgsi2va::tgsi::parse(text).unwrap();
+        let Err(d) = tgsi2va::lower::lower(&program, &Options::default()) else { panic!("lowered:\n{text}") };
+        let spans: Vec<&str> =
+            d.0.iter().map(|e| &text[e.primary.span.start as usize..e.primary.span.end as usize]).collect();
+        assert_eq!(spans, declarations, "{:?}", d.0);
+        assert!(d.0.iter().all(|e| e.message == message && e.notes[0].contains("GENERIC[0]")), "{:?}", d.0);
+    }
+}
+
 /// A system value lowering cannot provide is reported once per register, not once per
 /// component read.
 #[test]

@@ -269,13 +269,37 @@ pub fn preload(ctx: &mut Ctx, reg: u8) -> Value {
 }
 
 /// Nothing is loaded eagerly: inputs and system values are loaded into the entry block on
-/// first use, so unused declarations cost nothing.
+/// first use, so unused declarations cost nothing. Varyings declared without a semantic are
+/// rejected here, once per declaration.
 pub fn prologue(ctx: &mut Ctx) {
+    reject_varyings_without_semantic(ctx);
     demote_flag(ctx);
     if ctx.stage == Stage::Fragment {
         // The coverage mask and the varying context are always preloaded on v9+.
         preload(ctx, 60);
         preload(ctx, 61);
+    }
+}
+
+/// A varying's record offset comes from its semantic (§A.5.3), so a fragment input or vertex
+/// output declared without one has no place: taken as GENERIC[0], every such register would
+/// share one slot (Mesa's own scan reads the zeroed semantic as POSITION).
+fn reject_varyings_without_semantic(ctx: &mut Ctx) {
+    let (file, what, example) = match ctx.stage {
+        Stage::Fragment => (File::Input, "a fragment input without a semantic", "DCL IN[0], GENERIC[0], PERSPECTIVE"),
+        Stage::Vertex => (File::Output, "a vertex output without a semantic", "DCL OUT[1], GENERIC[0]"),
+        Stage::Compute => return,
+    };
+    let program = ctx.program;
+    for d in program.declarations().filter(|d| d.file == file && d.semantic.is_none()) {
+        ctx.errors.push(
+            crate::diag::Diagnostic::error("E0301", d.span, format!("{what} cannot be compiled for Valhall"))
+                .with_label("no semantic")
+                .with_note(format!(
+                    "a varying is matched between stages by its semantic (GENERIC[n], COLOR[n], …), which also \
+                     gives its place in the varying record; declare one, e.g. `{example}`"
+                )),
+        );
     }
 }
 
