@@ -243,6 +243,24 @@ fn main() {
         1.0 / mean
     );
 
+    // The same samples, each compiled many times in a row before the next: the branch predictor
+    // and caches learn the one shader, which a rotation over different shaders (above, and any
+    // real batch) does not allow. The gap between the two medians is stall time, not work
+    // (docs/backend.md, "Instructions are not all of the wall time").
+    let mut each: Vec<f64> = texts
+        .iter()
+        .map(|t| {
+            per_run(budget(3.0 / texts.len() as f64), 20, || {
+                black_box(compile::compile(black_box(t), &options).ok());
+            })
+        })
+        .collect();
+    each.sort_by(f64::total_cmp);
+    println!(
+        "samples, single thread, one shader at a time (each compiled repeatedly): median {:.1} µs per shader",
+        each[each.len() / 2] * 1e6
+    );
+
     // Batch: all samples, many times over, on every core (wall time).
     let copies = if quick() { 20 } else { 100 };
     let jobs: Vec<&String> = (0..copies).flat_map(|_| texts.iter()).collect();
