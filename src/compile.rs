@@ -1,7 +1,7 @@
 //! The compiler driver: TGSI text → legalised IR variants → blob + metadata.
 //!
 //! ```text
-//! parse ─ check ─ lower ─ optimize ─ [IDVS split: position / varying] ─ legalize ─ cse/dce
+//! parse ─ check ─ lower ─ optimize ─ [IDVS split: position / varying, dead_cf] ─ legalize ─ cse/dce
 //!       ─ per variant: regalloc ─ flow ─ encode ─ link (padding, offsets) ─ metadata
 //! ```
 //!
