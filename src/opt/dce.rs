@@ -25,14 +25,6 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
         scratch.flags = live_buf;
         return changed;
     }
-    let mark_value = |v: Value, live: &mut [bool], work: &mut Vec<InstId>| {
-        if let Some(def) = shader.values[v.index()].def
-            && !live[def.index()]
-        {
-            live[def.index()] = true;
-            work.push(def);
-        }
-    };
     let mut work = std::mem::take(&mut scratch.insts);
     work.clear();
     work.reserve(shader.insts.len());
@@ -45,17 +37,34 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
             }
         }
         if let Terminator::Branch { cond, .. } = block.term {
-            mark_value(cond, live, &mut work);
+            mark_value(shader, cond, live, &mut work);
         }
     }
     while let Some(id) = work.pop() {
-        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(v, live, &mut work));
+        shader.for_each_use(&shader.insts[id.index()], |v| mark_value(shader, v, live, &mut work));
     }
-    // The sweep drops what it kills from the lists as it goes (what `Shader::compact` would
-    // do in a second walk); a live instruction is never dead, so the lists keep exactly the
-    // live ones.
+    let changed = sweep(shader, live);
+    (scratch.flags, scratch.insts) = (live_buf, work);
+    changed
+}
+
+/// Marks the definition of `v` live and queues it, the first time.
+#[inline]
+pub(super) fn mark_value(shader: &Shader, v: Value, live: &mut [bool], work: &mut Vec<InstId>) {
+    if let Some(def) = shader.values[v.index()].def
+        && !live[def.index()]
+    {
+        live[def.index()] = true;
+        work.push(def);
+    }
+}
+
+/// Kills every listed instruction that is not `live` and drops it from its block's list as it
+/// goes (what `Shader::compact` would do in a second walk); a live instruction is never dead,
+/// so the lists keep exactly the live ones. Whether an instruction died.
+pub(super) fn sweep(shader: &mut Shader, live: &[bool]) -> bool {
     let mut changed = false;
-    let crate::ir::Shader { blocks, insts, .. } = shader;
+    let Shader { blocks, insts, .. } = shader;
     for block in blocks.iter_mut() {
         block.insts.retain(|&id| {
             let inst = &mut insts[id.index()];
@@ -67,7 +76,6 @@ pub fn run_in(shader: &mut Shader, scratch: &mut Scratch) -> bool {
             false
         });
     }
-    (scratch.flags, scratch.insts) = (live_buf, work);
     changed
 }
 

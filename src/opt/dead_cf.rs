@@ -18,9 +18,10 @@
 //! the control flow that only computed them. Linear for structured CFGs: each block is
 //! control dependent on the branches of the constructs it sits in at its own level.
 
-use super::{dce, facts};
+use super::dce::{self, mark_value};
+use super::facts;
 use crate::ir::dom::{NO_POSTDOM, postdominators};
-use crate::ir::{Block, InstId, InstKind, Shader, Terminator, Value};
+use crate::ir::{Block, InstId, InstKind, Shader, Terminator};
 
 /// Removes dead instructions and dead control flow; whether anything changed.
 pub fn run(shader: &mut Shader) -> bool {
@@ -59,19 +60,7 @@ pub fn run_reporting(shader: &mut Shader) -> Removed {
             redirected.push((b, target));
         }
     }
-    let mut code = false;
-    let Shader { blocks, insts, .. } = shader;
-    for block in blocks.iter_mut() {
-        block.insts.retain(|&id| {
-            let inst = &mut insts[id.index()];
-            if marks.inst[id.index()] {
-                return true;
-            }
-            code |= !inst.dead;
-            inst.dead = true;
-            false
-        });
-    }
+    let code = dce::sweep(shader, &marks.inst);
     if !redirected.is_empty() {
         repair_predecessors(shader, &redirected);
         // Removes what the redirected branches no longer reach, then merges the chains of
@@ -172,15 +161,6 @@ fn mark(shader: &Shader, ipdom: &[u32]) -> Marks {
         }
     }
     marks
-}
-
-fn mark_value(shader: &Shader, v: Value, live: &mut [bool], work: &mut Vec<InstId>) {
-    if let Some(def) = shader.values[v.index()].def
-        && !live[def.index()]
-    {
-        live[def.index()] = true;
-        work.push(def);
-    }
 }
 
 /// For each block, the blocks whose branch decides whether it runs: `b` is control dependent
