@@ -14,8 +14,9 @@ pub struct DomTree {
     pub rpo: Vec<Block>,
     /// Position of each block in `rpo` (`u32::MAX` when unreachable).
     rpo_index: Vec<u32>,
-    /// Immediate dominator of each block (the entry is its own; unreachable blocks have none).
-    idom: Vec<Option<Block>>,
+    /// Immediate dominator of each block (the entry is its own; unreachable blocks have
+    /// [`NO_BLOCK`]).
+    idom: Vec<Block>,
     /// Children in the dominator tree, in RPO order: `children[child_start[b]..child_start[b + 1]]`.
     child_start: Vec<u32>,
     children: Vec<Block>,
@@ -38,34 +39,16 @@ impl DomTree {
         for (i, b) in rpo.iter().enumerate() {
             rpo_index[b.index()] = i as u32;
         }
-        let mut idom: Vec<Option<Block>> = vec![None; n];
+        let mut idom = vec![NO_BLOCK; n];
         let entry = shader.entry();
-        idom[entry.index()] = Some(entry);
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in rpo.iter().skip(1) {
-                let mut new_idom: Option<Block> = None;
-                for &p in &shader.block(b).preds {
-                    if idom[p.index()].is_none() {
-                        continue;
-                    }
-                    new_idom = Some(match new_idom {
-                        None => p,
-                        Some(q) => intersect(&idom, &rpo_index, p, q),
-                    });
-                }
-                if new_idom.is_some() && idom[b.index()] != new_idom {
-                    idom[b.index()] = new_idom;
-                    changed = true;
-                }
-            }
-        }
+        idom[entry.index()] = entry;
+        iterate_idoms(&rpo, &rpo_index, &mut idom, |b| shader.block(b).preds.iter().copied());
         // `child_start[d]` first counts up to the end of `d`'s children, then (filling them
         // backwards, so they stay in RPO order) down to their start.
         let mut child_start = vec![0u32; n + 1];
         for &b in rpo.iter().skip(1) {
-            if let Some(d) = idom[b.index()] {
+            let d = idom[b.index()];
+            if d != NO_BLOCK {
                 child_start[d.index()] += 1;
             }
         }
@@ -74,7 +57,8 @@ impl DomTree {
         }
         let mut children = vec![entry; child_start[n] as usize];
         for &b in rpo.iter().skip(1).rev() {
-            if let Some(d) = idom[b.index()] {
+            let d = idom[b.index()];
+            if d != NO_BLOCK {
                 child_start[d.index()] -= 1;
                 children[child_start[d.index()] as usize] = b;
             }
@@ -101,7 +85,7 @@ impl DomTree {
             }
         }
         let layout_follows_dominance =
-            rpo.iter().skip(1).all(|&b| idom[b.index()].is_some_and(|d| d.index() < b.index()));
+            rpo.iter().skip(1).all(|&b| idom[b.index()] != NO_BLOCK && idom[b.index()].index() < b.index());
         DomTree { rpo, rpo_index, idom, child_start, children, pre, post, preorder, layout_follows_dominance }
     }
 
@@ -112,7 +96,8 @@ impl DomTree {
     }
 
     pub fn idom(&self, b: Block) -> Option<Block> {
-        self.idom[b.index()].filter(|&d| d != b)
+        let d = self.idom[b.index()];
+        (d != NO_BLOCK && d != b).then_some(d)
     }
 
     /// Children of `b` in the dominator tree.
@@ -142,21 +127,55 @@ impl DomTree {
     }
 }
 
-fn intersect(idom: &[Option<Block>], rpo_index: &[u32], mut a: Block, mut b: Block) -> Block {
-    while a != b {
-        while rpo_index[a.index()] > rpo_index[b.index()] {
-            a = idom[a.index()].unwrap_or(a);
+/// No block: the immediate dominator of a block the root does not reach.
+const NO_BLOCK: Block = Block(u32::MAX);
+
+/// Cooper, Harvey and Kennedy's iteration, shared by the dominators and the post-dominators:
+/// the immediate dominators of the nodes of `order`, a reverse post-order of some graph whose
+/// first node is the root, where `preds(b)` are the predecessors of `b` in that graph and
+/// `index` each node's position in `order`. `idom` comes in with the root as its own and every
+/// other node [`NO_BLOCK`]; predecessors without one yet are skipped.
+fn iterate_idoms<I: Iterator<Item = Block>>(
+    order: &[Block],
+    index: &[u32],
+    idom: &mut [Block],
+    preds: impl Fn(Block) -> I,
+) {
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &order[1..] {
+            let mut new = NO_BLOCK;
+            for p in preds(b) {
+                if idom[p.index()] == NO_BLOCK {
+                    continue;
+                }
+                new = if new == NO_BLOCK { p } else { intersect(idom, index, p, new) };
+            }
+            if new != NO_BLOCK && idom[b.index()] != new {
+                idom[b.index()] = new;
+                changed = true;
+            }
         }
-        while rpo_index[b.index()] > rpo_index[a.index()] {
-            b = idom[b.index()].unwrap_or(b);
+    }
+}
+
+/// The nearest common dominator of `a` and `b`, both with dominators already.
+fn intersect(idom: &[Block], index: &[u32], mut a: Block, mut b: Block) -> Block {
+    while a != b {
+        while index[a.index()] > index[b.index()] {
+            a = idom[a.index()];
+        }
+        while index[b.index()] > index[a.index()] {
+            b = idom[b.index()];
         }
     }
     a
 }
 
 /// No immediate post-dominator in [`postdominators`]: the block reaches no `end` (an endless
-/// loop), or it is the virtual exit itself.
-pub const NO_POSTDOM: u32 = u32::MAX;
+/// loop).
+pub const NO_POSTDOM: u32 = NO_BLOCK.0;
 
 /// Immediate post-dominators, computed like the dominators (Cooper, Harvey and Kennedy) over
 /// the reversed CFG from a virtual exit that every block ending the shader jumps to. Entry `b`
@@ -165,21 +184,22 @@ pub const NO_POSTDOM: u32 = u32::MAX;
 /// structured CFGs, like [`DomTree::compute`].
 pub fn postdominators(shader: &Shader) -> Vec<u32> {
     let n = shader.blocks.len();
-    let exit = n as u32;
-    let ends: Vec<u32> = (0..exit).filter(|&b| shader.blocks[b as usize].term == super::Terminator::End).collect();
+    // The virtual exit is node `n`.
+    let exit = Block(n as u32);
+    let ends: Vec<Block> =
+        (0..n as u32).map(Block).filter(|&b| shader.block(b).term == super::Terminator::End).collect();
     // Reverse post-order of the reversed CFG (iterative depth-first search), whose successors
     // are the ending blocks for the exit and the predecessors for a block.
     let mut index = vec![u32::MAX; n + 1];
-    let mut order: Vec<u32> = Vec::with_capacity(n + 1);
-    let mut stack: Vec<(u32, usize)> = vec![(exit, 0)];
+    let mut order: Vec<Block> = Vec::with_capacity(n + 1);
+    let mut stack: Vec<(Block, usize)> = vec![(exit, 0)];
     index[n] = 0;
     while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let child =
-            if b == exit { ends.get(*next).copied() } else { shader.blocks[b as usize].preds.get(*next).map(|p| p.0) };
+        let child = if b == exit { ends.get(*next) } else { shader.block(b).preds.get(*next) };
         *next += 1;
         match child {
-            Some(c) if index[c as usize] == u32::MAX => {
-                index[c as usize] = 0;
+            Some(&c) if index[c.index()] == u32::MAX => {
+                index[c.index()] = 0;
                 stack.push((c, 0));
             }
             Some(_) => {}
@@ -191,43 +211,17 @@ pub fn postdominators(shader: &Shader) -> Vec<u32> {
     }
     order.reverse();
     for (i, &b) in order.iter().enumerate() {
-        index[b as usize] = i as u32;
+        index[b.index()] = i as u32;
     }
-    let mut ipdom = vec![NO_POSTDOM; n + 1];
+    let mut ipdom = vec![NO_BLOCK; n + 1];
     ipdom[n] = exit;
-    let intersect = |ipdom: &[u32], mut a: u32, mut b: u32| {
-        while a != b {
-            while index[a as usize] > index[b as usize] {
-                a = ipdom[a as usize];
-            }
-            while index[b as usize] > index[a as usize] {
-                b = ipdom[b as usize];
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in order.iter().skip(1) {
-            let block = &shader.blocks[b as usize];
-            let ends_here = (block.term == super::Terminator::End).then_some(exit);
-            let mut new = NO_POSTDOM;
-            for s in block.term.successors().map(|s| s.0).chain(ends_here) {
-                if ipdom[s as usize] == NO_POSTDOM {
-                    continue;
-                }
-                new = if new == NO_POSTDOM { s } else { intersect(&ipdom, s, new) };
-            }
-            if new != ipdom[b as usize] {
-                ipdom[b as usize] = new;
-                changed = true;
-            }
-        }
-    }
-    ipdom[n] = NO_POSTDOM;
+    // A block's predecessors in the reversed CFG: its successors, and the exit if it ends.
+    iterate_idoms(&order, &index, &mut ipdom, |b| {
+        let block = shader.block(b);
+        block.term.successors().chain((block.term == super::Terminator::End).then_some(exit))
+    });
     ipdom.truncate(n);
-    ipdom
+    ipdom.into_iter().map(|d| d.0).collect()
 }
 
 /// Reverse post-order from the entry (iterative depth-first search).
