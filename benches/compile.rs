@@ -11,7 +11,9 @@
 //! `TGSI_BENCH_PROFILE=ROUNDS` only compiles the samples (or, with `TGSI_BENCH_SIZES`, the
 //! generated shaders) that many times, for a profiler or `perf stat`; `TGSI_BENCH_ONLY=TEXT` then
 //! keeps only the samples whose path contains TEXT, and `TGSI_BENCH_FILE=PATH` compiles that one
-//! file instead (`benches/per-compile.sh` uses it to count what one compile costs).
+//! file instead (`benches/per-compile.sh` uses it to count what one compile costs), and
+//! `TGSI_BENCH_REPEAT=K` compiles each text K times in a row before the next (the same work as
+//! rotation with a trained branch predictor, for comparing the two under `perf record`).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -187,9 +189,12 @@ fn main() {
             files.retain(|p| p.to_string_lossy().contains(&only));
             files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
         };
+        let repeat = std::env::var("TGSI_BENCH_REPEAT").ok().and_then(|s| s.parse::<usize>().ok()).unwrap_or(1);
         for _ in 0..rounds {
             for t in &texts {
-                black_box(compile::compile(black_box(t), &options).ok());
+                for _ in 0..repeat {
+                    black_box(compile::compile(black_box(t), &options).ok());
+                }
             }
         }
         return;
