@@ -1,7 +1,7 @@
 //! The compiler driver: TGSI text → legalised IR variants → blob + metadata.
 //!
 //! ```text
-//! parse ─ check ─ lower ─ optimize ─ [IDVS split: position / varying, dead_cf] ─ legalize ─ cse/dce
+//! parse ─ check ─ lower ─ optimize ─ sink ─ [IDVS split: position / varying, dead_cf] ─ legalize ─ cse/dce
 //!       ─ per variant: regalloc ─ flow ─ encode ─ link (padding, offsets) ─ metadata
 //! ```
 //!
@@ -116,6 +116,10 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     laps.lap(|t| &mut t.lower);
     let opt_options = opt::Options { contract: options.contract };
     let mut analyses = opt::optimize(&mut shader, &opt_options);
+    // Only constant-buffer loads move; without any there is nothing to look for.
+    if !lowered.meta.ubos.is_empty() && opt::sink::run(&mut shader, &mut analyses) {
+        verify_after(&shader, "sink");
+    }
     record("optimize", "main", &shader, &mut dumps);
     laps.lap(|t| &mut t.optimize);
     let (mut variants, cfg_changed) = match shader.stage {

@@ -1,7 +1,7 @@
 //! Optimisation passes, one per file. Each is `run(&mut Shader) -> bool` (whether it changed
 //! anything) and keeps the IR valid; [`crate::ir::verify::verify_after`] checks that in tests
 //! and debug builds. [`optimize`] is the pipeline; [`cse`] is not in it but runs once per
-//! variant after legalisation (`compile.rs`).
+//! variant after legalisation (`compile.rs`), nor is [`sink`], which runs once after it.
 
 pub mod const_fold;
 pub mod copy_prop;
@@ -13,6 +13,7 @@ pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
 pub mod simplify;
+pub mod sink;
 pub mod unreachable;
 
 use crate::ir::dom::DomTree;
