@@ -116,8 +116,8 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     laps.lap(|t| &mut t.lower);
     let opt_options = opt::Options { contract: options.contract };
     let mut analyses = opt::optimize(&mut shader, &opt_options);
-    // Only constant-buffer loads move; without any there is nothing to look for.
-    if !lowered.meta.ubos.is_empty() && opt::sink::run(&mut shader, &mut analyses) {
+    // Only the constant-buffer loads lowering put in the entry block move.
+    if lowered.hoisted_loads && opt::sink::run(&mut shader, &mut analyses) {
         verify_after(&shader, "sink");
     }
     record("optimize", "main", &shader, &mut dumps);

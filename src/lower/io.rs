@@ -249,6 +249,13 @@ pub struct IoState {
     fixed_input_slots: Option<std::rc::Rc<[u32]>>,
 }
 
+impl IoState {
+    /// Whether some constant vec4 was loaded from a UBO (in the entry block: [`constant`]).
+    pub fn hoisted_loads(&self) -> bool {
+        !self.loaded_constants.is_empty()
+    }
+}
+
 /// The declaration covering register `index` of `file`.
 fn declaration<'p>(ctx: &Ctx<'p>, file: File, index: i64) -> Option<&'p Declaration> {
     ctx.decls.covering(file, index)

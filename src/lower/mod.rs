@@ -98,6 +98,9 @@ pub struct Lowered {
     pub shader: Shader,
     /// The metadata lowering knows (the back end adds variants and register counts).
     pub meta: meta::Metadata,
+    /// Some constant-buffer load sits in the entry block for its readers' sake (work for
+    /// [`crate::opt::sink`]).
+    pub hoisted_loads: bool,
 }
 
 /// Lowers a checked program.
@@ -1170,6 +1173,7 @@ impl<'p> Ctx<'p> {
 
     /// Lays blocks out in program order, removes unreachable ones and returns the shader.
     fn finish(self) -> Lowered {
+        let hoisted_loads = self.io.hoisted_loads();
         let Ctx { mut shader, layout, meta_out, .. } = self;
         let n = shader.blocks.len();
         let in_order = layout.len() == n && layout.iter().enumerate().all(|(i, b)| b.index() == i);
@@ -1178,7 +1182,7 @@ impl<'p> Ctx<'p> {
         }
         // Returns at once when every block is reachable (the common case).
         crate::opt::unreachable::run(&mut shader);
-        Lowered { shader, meta: meta_out }
+        Lowered { shader, meta: meta_out, hoisted_loads }
     }
 }
 
