@@ -11,11 +11,11 @@
 //!
 //! A candidate is a machine `LD_BUFFER` that reads no value (its address and handle are
 //! constants or FAU words; its results are its written staging vector), in a block outside
-//! every loop. A φ reads its argument at the end of
-//! the matching predecessor. A load whose readers include an unreachable block stays where it
-//! is. The pass changes no edge and no instruction, only where loads sit; its cost is one walk
-//! over the program plus, per read of a candidate, a climb of the dominator tree from the
-//! reader's block to the common dominator found so far (bounded by the nesting depth).
+//! every loop. A φ reads its argument at the end of the matching predecessor. A load whose
+//! readers include an unreachable block stays where it is. The pass changes no edge and no
+//! instruction, only where loads sit; its cost is one walk over the program plus, per read of a
+//! candidate, a climb of the dominator tree from the reader's block to the common dominator
+//! found so far (bounded by the nesting depth).
 
 use super::Analyses;
 use crate::ir::dom::{DomTree, loop_depths};
