@@ -39,3 +39,29 @@ fn many_constants_past_the_push_table_spill_nothing() {
     let report = verify(&text, &verify::Options::default()).expect("runs");
     assert!(report.passed() && report.compared > 0, "{:?}", report.mismatches);
 }
+
+/// A long run of `IF`s (a deep dominator tree), each reading its own constant and one shared
+/// by all: each load moves next to its readers, so nothing spills (928 values spill without
+/// `opt::sink`).
+#[test]
+fn constants_read_under_a_long_run_of_ifs() {
+    let n = 120;
+    let mut text = format!(
+        "FRAG\nDCL IN[0], GENERIC[0], PERSPECTIVE\nDCL OUT[0], COLOR\nDCL CONST[0][0..{n}]\nDCL TEMP[0..1]\n  0: MOV TEMP[0], IN[0]\n"
+    );
+    let mut pc = 1;
+    for c in 0..n {
+        text.push_str(&format!(
+            "{pc:3}: IF TEMP[0].xxxx\n{:3}:   MAD TEMP[0], TEMP[0], CONST[0][{c}], CONST[0][{n}]\n{:3}: ENDIF\n",
+            pc + 1,
+            pc + 2
+        ));
+        pc += 3;
+    }
+    text.push_str(&format!("{pc:3}: MOV OUT[0], TEMP[0]\n{:3}: END\n", pc + 1));
+    let compiled = compile(&text, &Options::default()).expect("compiles");
+    let stats = &compiled.meta.variants[0].stats;
+    assert_eq!((stats.spills, stats.fills), (0, 0), "{stats:?}");
+    let report = verify(&text, &verify::Options::default()).expect("runs");
+    assert!(report.passed() && report.compared > 0, "{:?}", report.mismatches);
+}

@@ -13,9 +13,9 @@
 //! constants or FAU words; its results are its written staging vector), in a block outside
 //! every loop. A φ reads its argument at the end of the matching predecessor. A load whose
 //! readers include an unreachable block stays where it is. The pass changes no edge and no
-//! instruction, only where loads sit; its cost is one walk over the program plus, per read of a
-//! candidate, a climb of the dominator tree from the reader's block to the common dominator
-//! found so far (bounded by the nesting depth).
+//! instruction, only where loads sit. It is linear: one walk over the program, a dominance
+//! test per read of a candidate, and climbs of the dominator tree whose steps are capped by the
+//! program's size (see `run`).
 
 use super::Analyses;
 use crate::ir::dom::{DomTree, loop_depths};
@@ -33,17 +33,15 @@ fn is_candidate(shader: &Shader, id: InstId) -> bool {
         && inst.srcs.iter().all(|s| !matches!(s.operand, Operand::Value(_) | Operand::Pair(..)))
 }
 
-/// The nearest common dominator of `a` and `b` (both reachable).
-fn common_dominator(dom: &DomTree, mut a: Block, mut b: Block) -> Block {
-    while a != b {
-        while dom.rpo_number(a) > dom.rpo_number(b) {
-            a = dom.idom(a).unwrap_or(a);
-        }
-        while dom.rpo_number(b) > dom.rpo_number(a) {
-            b = dom.idom(b).unwrap_or(b);
-        }
+/// The nearest dominator of `b` among `m` and its dominators (both reachable): `m` itself when
+/// it dominates `b` (one test), else found by climbing from `m`, at most `*steps` steps (each
+/// taken one is subtracted); `None` when they run out.
+fn meet(dom: &DomTree, mut m: Block, b: Block, steps: &mut usize) -> Option<Block> {
+    while !dom.dominates(m, b) {
+        *steps = steps.checked_sub(1)?;
+        m = dom.idom(m)?;
     }
-    a
+    Some(m)
 }
 
 /// Moves the candidate loads (see the module documentation); whether any moved.
@@ -68,16 +66,23 @@ pub fn run(shader: &mut Shader, analyses: &mut Analyses) -> bool {
         shader.for_each_def(shader.inst(id), |v| candidate_of[v.index()] = c as u32);
     }
     // The nearest common dominator of each candidate's reading blocks (`None`: no reader yet);
-    // `stay` when a reader is unreachable.
-    let mut meet: Vec<Option<Block>> = vec![None; candidates.len()];
+    // `stay` when a reader is unreachable. A common dominator only climbs, one step at a time,
+    // and the steps of all candidates together are capped by the program's size, so that the
+    // pass stays linear however deep the dominator tree (a long run of `IF`s makes it deep): a
+    // candidate whose climb would exceed the cap stays where it is.
+    let mut common: Vec<Option<Block>> = vec![None; candidates.len()];
     let mut stay = vec![false; candidates.len()];
-    let mut read_in = |c: u32, b: Block, meet: &mut Vec<Option<Block>>| {
+    let mut steps = 4 * (shader.blocks.len() + shader.insts.len());
+    let mut read_in = |c: u32, b: Block, common: &mut Vec<Option<Block>>| {
         let c = c as usize;
-        if !dom.is_reachable(b) {
+        if stay[c] || !dom.is_reachable(b) {
             stay[c] = true;
             return;
         }
-        meet[c] = Some(meet[c].map_or(b, |m| common_dominator(dom, m, b)));
+        match common[c].map_or(Some(b), |m| meet(dom, m, b, &mut steps)) {
+            Some(m) => common[c] = Some(m),
+            None => stay[c] = true,
+        }
     };
     for (b, block) in shader.blocks.iter().enumerate() {
         let here = Block(b as u32);
@@ -89,13 +94,13 @@ pub fn run(shader: &mut Shader, analyses: &mut Analyses) -> bool {
             if inst.kind == InstKind::Phi {
                 for (&arg, &pred) in shader.get(inst.args).iter().zip(&block.preds) {
                     if candidate_of[arg.index()] != NONE {
-                        read_in(candidate_of[arg.index()], pred, &mut meet);
+                        read_in(candidate_of[arg.index()], pred, &mut common);
                     }
                 }
             } else {
                 shader.for_each_use(inst, |v| {
                     if candidate_of[v.index()] != NONE {
-                        read_in(candidate_of[v.index()], here, &mut meet);
+                        read_in(candidate_of[v.index()], here, &mut common);
                     }
                 });
             }
@@ -103,7 +108,7 @@ pub fn run(shader: &mut Shader, analyses: &mut Analyses) -> bool {
         if let Terminator::Branch { cond, .. } = block.term
             && candidate_of[cond.index()] != NONE
         {
-            read_in(candidate_of[cond.index()], here, &mut meet);
+            read_in(candidate_of[cond.index()], here, &mut common);
         }
     }
     // Each candidate's block: the latest dominator of its readers outside every loop, found by
@@ -111,7 +116,7 @@ pub fn run(shader: &mut Shader, analyses: &mut Analyses) -> bool {
     let mut target = vec![NONE; candidates.len()];
     let mut touched: Vec<Block> = Vec::new();
     for (c, &(_, home)) in candidates.iter().enumerate() {
-        let Some(mut t) = meet[c].filter(|_| !stay[c]) else { continue };
+        let Some(mut t) = common[c].filter(|_| !stay[c]) else { continue };
         while depths[t.index()] != 0 && t != home {
             t = dom.idom(t).unwrap_or(home);
         }
