@@ -230,7 +230,7 @@ fn memory_access(i: &Instr, facts: &OpFacts) -> bool {
         // A UBO load (constant handle of table 0) is read-only.
         MemoryClass::Buffer => {
             !matches!(i.srcs[1].base, Base::Immediate(_))
-                || i.srcs[1].base.immediate_value().is_some_and(|h| h >> 24 != 0)
+                || i.srcs[1].base.immediate_value().is_some_and(|h| !crate::valhall::is_constant_buffer_handle(h))
         }
     }
 }

@@ -9,9 +9,10 @@
 //! its first reader there (at the block's end when its readers are all in later blocks). So a
 //! load still runs at most once, and its results live only from the first reader to the last.
 //!
-//! A candidate is a machine `LD_BUFFER` that reads no value (its address and handle are
-//! constants or FAU words; its results are its written staging vector), in a block outside
-//! every loop. A φ reads its argument at the end of the matching predecessor. A load whose
+//! A candidate is a machine `LD_BUFFER` of a constant buffer (its handle a constant of table 0:
+//! memory nothing writes, so moving the load past stores, atomics and barriers is safe) that
+//! reads no value (its address is a constant or an FAU word; its results are its written
+//! staging vector), in a block outside every loop. A φ reads its argument at the end of the matching predecessor. A load whose
 //! readers include an unreachable block stays where it is. The pass changes no edge and no
 //! instruction, only where loads sit. It is linear: one walk over the program, a dominance
 //! test per read of a candidate, and climbs of the dominator tree whose steps are capped by the
@@ -31,6 +32,9 @@ fn is_candidate(shader: &Shader, id: InstId) -> bool {
         && inst.mach.info().name.starts_with("LD_BUFFER")
         && (0..2).all(|k| inst.staging[k].is_empty() || inst.staging_is_write(k))
         && inst.srcs.iter().all(|s| !matches!(s.operand, Operand::Value(_) | Operand::Pair(..)))
+        // Only constant buffers: nothing writes them, so no store, atomic or barrier orders
+        // the load (a storage-buffer load must stay before the stores after it).
+        && matches!(inst.srcs[1].operand, Operand::Const(h) if crate::valhall::is_constant_buffer_handle(h))
 }
 
 /// The nearest dominator of `b` among `m` and its dominators (both reachable): `m` itself when
@@ -117,7 +121,7 @@ pub fn run(shader: &mut Shader, analyses: &mut Analyses) -> bool {
     let mut touched: Vec<Block> = Vec::new();
     for (c, &(_, home)) in candidates.iter().enumerate() {
         let Some(mut t) = common[c].filter(|_| !stay[c]) else { continue };
-        while depths[t.index()] != 0 && t != home {
+        while depths[t.index()] != 0 {
             t = dom.idom(t).unwrap_or(home);
         }
         target[c] = t.0;
@@ -226,6 +230,16 @@ mod tests {
         let out = sunk(text);
         let (entry, _) = out.split_once("block1:").unwrap();
         assert!(entry.find("IADD").unwrap() < entry.find("LD_BUFFER").unwrap(), "{out}");
+    }
+
+    /// A storage-buffer load (table 6) is not a candidate: the store after it writes the
+    /// memory it reads.
+    #[test]
+    fn a_storage_buffer_load_stays_before_a_store() {
+        let text = "compute shader\nblock0:\n    %0 = preload r60\n    %1, %2, %3, %4 = LD_BUFFER.i128.unsigned.slot0 #0x0, #0x6000000\n    STORE.i32.slot0 @%0, %0:%0, offset:0\n    %6 = IADD.s32 %0, %2\n    STORE.i32.slot0 @%6, %0:%0, offset:0\n    end\n";
+        let mut s = parse(text).unwrap();
+        assert!(!run(&mut s, &mut Analyses::default()));
+        assert_eq!(print(&s), text);
     }
 
     /// A load that reads a value is not a candidate.

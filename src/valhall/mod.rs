@@ -67,3 +67,9 @@ pub use disasm::{Listing, ListingOptions, disassemble, disassemble_word, listing
 pub use encode::{EncodeError, encode, encode_raw};
 pub use inst::{Base, Dest, Instr, InstrError, Special, Src, Staging};
 pub use tables::{EnumId, Flow, InstrInfo, IsaEnum, Opcode, Unit};
+
+/// Whether a resource handle (`table << 24 | index`, as `LD_BUFFER` and `LEA_BUFFER` read it)
+/// names a constant buffer: table 0, whose memory no shader writes.
+pub const fn is_constant_buffer_handle(handle: u32) -> bool {
+    handle >> 24 == 0
+}
