@@ -1,7 +1,8 @@
 //! Optimisation passes, one per file. Each is `run(&mut Shader) -> bool` (whether it changed
 //! anything) and keeps the IR valid; [`crate::ir::verify::verify_after`] checks that in tests
 //! and debug builds. [`optimize`] is the pipeline; [`cse`] is not in it but runs once per
-//! variant after legalisation (`compile.rs`), nor is [`sink`], which runs once after it.
+//! variant after legalisation (`compile.rs`), nor is [`sink`], which runs once right after
+//! [`optimize`].
 
 pub mod const_fold;
 pub mod copy_prop;
