@@ -14,6 +14,8 @@
 //! file instead (`benches/per-compile.sh` uses it to count what one compile costs), and
 //! `TGSI_BENCH_REPEAT=K` compiles each text K times in a row before the next (the same work as
 //! rotation with a trained branch predictor, for comparing the two under `perf record`).
+//! `TGSI_BENCH_DIR=PATH` takes the samples from PATH (every `.tgsi` below it) instead of
+//! `tgsi-samples/`, for the sample measurements and `TGSI_BENCH_PROFILE` alike.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -155,6 +157,13 @@ fn child_peak(size: usize) -> Option<(u64, u64)> {
     Some((words.next()??, words.next()??))
 }
 
+/// The directory the sample measurements read: `TGSI_BENCH_DIR`, else `tgsi-samples/`.
+fn samples_dir() -> PathBuf {
+    std::env::var_os("TGSI_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"))
+}
+
 fn emitted(c: &compile::Compiled) -> usize {
     c.listings().iter().map(|(_, l)| l.lines().count()).sum()
 }
@@ -184,7 +193,7 @@ fn main() {
             sizes.iter().map(|&n| synthetic(n)).collect()
         } else {
             let mut files = Vec::new();
-            collect_tgsi(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tgsi-samples"), &mut files);
+            collect_tgsi(&samples_dir(), &mut files);
             let only = std::env::var("TGSI_BENCH_ONLY").unwrap_or_default();
             files.retain(|p| p.to_string_lossy().contains(&only));
             files.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
@@ -201,9 +210,8 @@ fn main() {
     }
 
     // Samples: every one that compiles.
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    collect_tgsi(&root.join("tgsi-samples"), &mut files);
+    collect_tgsi(&samples_dir(), &mut files);
     let texts: Vec<String> = files
         .iter()
         .map(|p| std::fs::read_to_string(p).unwrap())
