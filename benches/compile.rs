@@ -219,6 +219,10 @@ fn main() {
         .collect();
     println!("(times are CPU time of the benchmark thread)");
     println!("samples: {} of {} compile", texts.len(), files.len());
+    if texts.is_empty() {
+        eprintln!("no shader under {} compiles: nothing to measure", samples_dir().display());
+        std::process::exit(2);
+    }
 
     // Single thread: rounds over all samples, each compile timed on its own. A shader's time is
     // the median of its runs (robust to the odd preemption); the mean comes from the CPU time
