@@ -110,6 +110,7 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
         }
     };
     let lowered = lower::lower(&program, &lower::Options { gpu: options.gpu })?;
+    crate::tgsi::parse::recycle(program);
     let mut shader = lowered.shader;
     verify_after(&shader, "lower");
     record("lower", "main", &shader, &mut dumps);
@@ -356,6 +357,25 @@ IMM[0] FLT32 { 1.0, 0.0, 0.0, 0.0 }
             c.blob.chunks(8).map(|b| u64::from_le_bytes(b.try_into().unwrap())).take_while(|&w| w != 0).collect();
         let printed: Vec<String> = words.iter().map(|&w| crate::valhall::disassemble_word(w).unwrap()).collect();
         assert_eq!(printed.join("\n") + "\n", *listing);
+    }
+
+    #[test]
+    fn buffers_kept_between_compiles_do_not_change_the_output() {
+        // On one thread, a compile takes the arenas and statement list the previous one left
+        // (`crate::reuse`): a vertex shader (three shaders alive at once), then a larger
+        // fragment shader, then the first again, which must come out the same.
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("{}/tgsi-samples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        };
+        let (vertex, fragment) = (read("realistic/ui.vert.tgsi"), read("realistic/postfx-grade.frag.tgsi"));
+        let blob = |text: &str| {
+            let c = compile(text, &Options::default()).unwrap();
+            (c.blob, c.meta)
+        };
+        let first = blob(&vertex);
+        assert_eq!(first.1.variants.len(), 2, "both IDVS variants");
+        let _ = blob(&fragment);
+        assert_eq!(blob(&vertex), first);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod legalize;
 pub mod lower;
 pub mod opt;
 pub mod regalloc;
+mod reuse;
 pub mod tgsi;
 pub mod valhall;
 pub mod verify;

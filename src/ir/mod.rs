@@ -32,6 +32,7 @@ pub mod liveness;
 pub mod text;
 pub mod verify;
 
+use crate::reuse::{self, Shelf};
 use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, ResultType, RoundMode};
 use crate::valhall::tables::{INSTRUCTIONS, InstrInfo, IsaEnum};
 use crate::valhall::{self, Instr, InstrError, Opcode, Special};
@@ -573,17 +574,35 @@ pub struct Shader {
 /// capacity would copy a whole arena on its first insertion.
 impl Clone for Shader {
     fn clone(&self) -> Shader {
-        fn with_room<T: Clone>(v: &[T]) -> Vec<T> {
-            let mut out = Vec::with_capacity(v.len() + v.len() / 4 + 16);
+        fn with_room<T: Clone>(shelf: &'static Shelf<T>, v: &[T]) -> Vec<T> {
+            let mut out = reuse::take(shelf, v.len() + v.len() / 4 + 16);
             out.extend_from_slice(v);
             out
         }
         Shader {
             stage: self.stage,
             blocks: self.blocks.clone(),
-            insts: with_room(&self.insts),
-            values: with_room(&self.values),
-            pool: with_room(&self.pool),
+            insts: with_room(&SPARE_INSTS, &self.insts),
+            values: with_room(&SPARE_VALUES, &self.values),
+            pool: with_room(&SPARE_POOL, &self.pool),
+        }
+    }
+}
+
+// The arenas (and the entry block's list, which holds all of straight-line code) are a
+// compile's largest buffers: a dropped shader leaves them for the next one on its thread.
+reuse::shelf!(SPARE_INSTS: Inst);
+reuse::shelf!(SPARE_VALUES: ValueInfo);
+reuse::shelf!(SPARE_POOL: Value);
+reuse::shelf!(SPARE_ENTRY_INSTS: InstId);
+
+impl Drop for Shader {
+    fn drop(&mut self) {
+        reuse::give(&SPARE_INSTS, std::mem::take(&mut self.insts));
+        reuse::give(&SPARE_VALUES, std::mem::take(&mut self.values));
+        reuse::give(&SPARE_POOL, std::mem::take(&mut self.pool));
+        if let Some(entry) = self.blocks.first_mut() {
+            reuse::give(&SPARE_ENTRY_INSTS, std::mem::take(&mut entry.insts));
         }
     }
 }
@@ -604,12 +623,21 @@ impl Shader {
         Block(0)
     }
 
-    /// Reserves room for `insts` more instructions and `values` more values (and as many
-    /// value-list entries), so that building a shader of a known size does not regrow them.
-    pub fn reserve(&mut self, insts: usize, values: usize) {
-        self.insts.reserve(insts);
-        self.values.reserve(values);
-        self.pool.reserve(values);
+    /// An empty shader like [`Shader::new`] with room for `insts` instructions (in the arena and
+    /// in the entry block's list) and `values` values (and as many value-list entries), so
+    /// that building a shader of a known size does not regrow them.
+    pub fn with_capacity(stage: Stage, insts: usize, values: usize) -> Shader {
+        Shader {
+            stage,
+            blocks: vec![BlockData {
+                insts: reuse::take(&SPARE_ENTRY_INSTS, insts),
+                preds: Vec::new(),
+                term: Terminator::End,
+            }],
+            insts: reuse::take(&SPARE_INSTS, insts),
+            values: reuse::take(&SPARE_VALUES, values),
+            pool: reuse::take(&SPARE_POOL, values),
+        }
     }
 
     /// A new value without a definition yet.

@@ -262,13 +262,11 @@ impl<'p> Ctx<'p> {
                 _ => {}
             }
         }
-        let mut shader = Shader::new(stage);
         // Recipes average 3–4 IR instructions per TGSI statement (the samples: 3.3); reserving
         // for that avoids most regrowth of the arenas while the shader is built (the constant
         // covers small shaders with long recipes: texturing, 64-bit division). Straight-line
         // code all lands in the entry block, so its list gets the same room.
-        shader.reserve(4 * insts.len() + 256, 5 * insts.len() + 256);
-        shader.block_mut(Block(0)).insts.reserve(4 * insts.len() + 16);
+        let shader = Shader::with_capacity(stage, 4 * insts.len() + 256, 5 * insts.len() + 256);
         // Blocks become current about three times per control-flow construct.
         let mut layout = Vec::with_capacity(3 * openings + 4);
         layout.push(Block(0));

@@ -27,6 +27,15 @@ pub(crate) mod num;
 use super::ast::*;
 use crate::diag::{Diagnostic, Diagnostics, Span};
 
+// A statement is a few hundred bytes, so even a short shader's list is a large allocation:
+// a compile hands its list back when lowering is done with it (see `crate::reuse`).
+crate::reuse::shelf!(SPARE_STATEMENTS: Statement);
+
+/// Keeps `program`'s statement list (emptied) for the next parse on this thread.
+pub(crate) fn recycle(program: Program) {
+    crate::reuse::give(&SPARE_STATEMENTS, program.statements);
+}
+
 /// Parsing stops after this many errors.
 pub const MAX_ERRORS: usize = 50;
 
@@ -250,7 +259,7 @@ impl<'a> Parser<'a> {
             _ => 0,
         };
         // One statement per line is typical; counting lines is much cheaper than regrowing.
-        let mut statements = Vec::with_capacity(count_lines(self.src) + 1);
+        let mut statements = crate::reuse::take(&SPARE_STATEMENTS, count_lines(self.src) + 1);
         let mut separated = true;
         loop {
             separated |= self.skip_ws();
