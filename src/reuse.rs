@@ -38,10 +38,15 @@ pub(crate) use shelf;
 /// An empty vector with room for at least `capacity` elements: a shelved one when one is
 /// large enough, else a new one.
 pub(crate) fn take<T>(shelf: &'static Shelf<T>, capacity: usize) -> Vec<T> {
-    let found = shelf.with_borrow_mut(|s| {
-        let at = s.iter().rposition(|v| v.capacity() >= capacity)?;
-        Some(s.swap_remove(at))
-    });
+    // (`try_with`: during the thread's exit the shelf may already be gone.)
+    let found = shelf
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            let at = s.iter().rposition(|v| v.capacity() >= capacity)?;
+            Some(s.swap_remove(at))
+        })
+        .ok()
+        .flatten();
     // (Growing a smaller shelved vector would copy its whole old allocation.)
     found.unwrap_or_else(|| Vec::with_capacity(capacity))
 }
@@ -53,7 +58,8 @@ pub(crate) fn give<T>(shelf: &'static Shelf<T>, mut v: Vec<T>) {
         return;
     }
     v.clear();
-    shelf.with_borrow_mut(|s| {
+    let _ = shelf.try_with(|s| {
+        let mut s = s.borrow_mut();
         if s.len() < SHELF_LEN {
             s.push(v);
         }
