@@ -179,7 +179,7 @@ fn op_facts_table() -> &'static [OpFacts; INSTRUCTION_COUNT] {
         for op in Opcode::ALL {
             let info = op.info();
             let name = info.name;
-            let memory = if name.starts_with("LD_BUFFER") {
+            let memory = if op.is_buffer_load() {
                 MemoryClass::Buffer
             } else if name.starts_with("LOAD.")
                 || name.starts_with("STORE.")

@@ -188,27 +188,12 @@ pub fn postdominators(shader: &Shader) -> Vec<u32> {
     let exit = Block(n as u32);
     let ends: Vec<Block> =
         (0..n as u32).map(Block).filter(|&b| shader.block(b).term == super::Terminator::End).collect();
-    // Reverse post-order of the reversed CFG (iterative depth-first search), whose successors
-    // are the ending blocks for the exit and the predecessors for a block.
+    // Reverse post-order of the reversed CFG, whose successors are the ending blocks for the
+    // exit and the predecessors for a block.
     let mut index = vec![u32::MAX; n + 1];
-    let mut order: Vec<Block> = Vec::with_capacity(n + 1);
-    let mut stack: Vec<(Block, usize)> = vec![(exit, 0)];
-    index[n] = 0;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let child = if b == exit { ends.get(*next) } else { shader.block(b).preds.get(*next) };
-        *next += 1;
-        match child {
-            Some(&c) if index[c.index()] == u32::MAX => {
-                index[c.index()] = 0;
-                stack.push((c, 0));
-            }
-            Some(_) => {}
-            None => {
-                order.push(b);
-                stack.pop();
-            }
-        }
-    }
+    let mut order = post_order(exit, &mut index, &mut Vec::new(), |b, k| {
+        if b == exit { ends.get(k).copied() } else { shader.block(b).preds.get(k).copied() }
+    });
     order.reverse();
     for (i, &b) in order.iter().enumerate() {
         index[b.index()] = i as u32;
@@ -233,27 +218,44 @@ pub fn reverse_post_order(shader: &Shader) -> Vec<Block> {
 /// [`reverse_post_order`] with caller-provided scratch: `marks` (one per block, all
 /// `u32::MAX`; visited blocks get 0) and an empty `stack`.
 fn rpo_into(shader: &Shader, marks: &mut [u32], stack: &mut Vec<(Block, usize)>) -> Vec<Block> {
-    let mut post = Vec::with_capacity(shader.blocks.len());
-    let entry = shader.entry();
-    // (block, number of its successors not visited yet); successors are taken last first.
-    let succ_count = |b: Block| shader.succs(b).count();
-    stack.push((entry, succ_count(entry)));
-    marks[entry.index()] = 0;
-    while let Some((b, left)) = stack.last_mut() {
-        if *left > 0 {
-            *left -= 1;
-            if let Some(s) = shader.succs(*b).nth(*left)
-                && marks[s.index()] == u32::MAX
-            {
-                marks[s.index()] = 0;
-                stack.push((s, succ_count(s)));
+    // Successors are taken last first.
+    let mut post = post_order(shader.entry(), marks, stack, |b, k| {
+        let n = shader.succs(b).count();
+        if k < n { shader.succs(b).nth(n - 1 - k) } else { None }
+    });
+    post.reverse();
+    post
+}
+
+/// The nodes reached from `root`, in post-order (iterative depth-first search, shared by the
+/// CFG and the reversed CFG): `child(b, k)` is the `k`-th child of `b` to visit, `None` after
+/// the last. `marks` has one entry per node, `u32::MAX` until the node is visited (then 0);
+/// `stack` comes in empty.
+fn post_order(
+    root: Block,
+    marks: &mut [u32],
+    stack: &mut Vec<(Block, usize)>,
+    child: impl Fn(Block, usize) -> Option<Block>,
+) -> Vec<Block> {
+    let mut post = Vec::with_capacity(marks.len());
+    // (node, index of its next child)
+    stack.push((root, 0));
+    marks[root.index()] = 0;
+    while let Some((b, next)) = stack.last_mut() {
+        let c = child(*b, *next);
+        *next += 1;
+        match c {
+            Some(c) if marks[c.index()] == u32::MAX => {
+                marks[c.index()] = 0;
+                stack.push((c, 0));
             }
-        } else {
-            post.push(*b);
-            stack.pop();
+            Some(_) => {}
+            None => {
+                post.push(*b);
+                stack.pop();
+            }
         }
     }
-    post.reverse();
     post
 }
 

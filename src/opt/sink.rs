@@ -29,7 +29,7 @@ fn is_candidate(shader: &Shader, id: InstId) -> bool {
     let inst = shader.inst(id);
     !inst.dead
         && inst.is_machine()
-        && inst.mach.info().name.starts_with("LD_BUFFER")
+        && inst.mach.opcode.is_buffer_load()
         && (0..2).all(|k| inst.staging[k].is_empty() || inst.staging_is_write(k))
         && inst.srcs.iter().all(|s| !matches!(s.operand, Operand::Value(_) | Operand::Pair(..)))
         // Only constant buffers: nothing writes them, so no store, atomic or barrier orders

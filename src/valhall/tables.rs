@@ -377,6 +377,22 @@ impl Opcode {
         matches!(self, STORE_I8 | STORE_I16 | STORE_I24 | STORE_I32 | STORE_I48 | STORE_I64 | STORE_I96 | STORE_I128)
     }
 
+    /// A buffer load through a resource handle: `LD_BUFFER.i8` … `LD_BUFFER.i128`.
+    pub fn is_buffer_load(self) -> bool {
+        use Opcode::*;
+        matches!(
+            self,
+            LD_BUFFER_I8
+                | LD_BUFFER_I16
+                | LD_BUFFER_I24
+                | LD_BUFFER_I32
+                | LD_BUFFER_I48
+                | LD_BUFFER_I64
+                | LD_BUFFER_I96
+                | LD_BUFFER_I128
+        )
+    }
+
     /// Finds an instruction by its full mnemonic (case-sensitive).
     pub fn from_name(name: &str) -> Option<Opcode> {
         BY_NAME.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|i| BY_NAME[i].1)
@@ -398,3 +414,16 @@ impl std::fmt::Display for Opcode {
 }
 
 include!(concat!(env!("OUT_DIR"), "/isa_tables.rs"));
+
+#[cfg(test)]
+mod tests {
+    use super::Opcode;
+
+    #[test]
+    fn memory_opcode_sets_are_the_named_families() {
+        for op in Opcode::ALL {
+            assert_eq!(op.is_store(), op.name().starts_with("STORE."), "{}", op.name());
+            assert_eq!(op.is_buffer_load(), op.name().starts_with("LD_BUFFER."), "{}", op.name());
+        }
+    }
+}
