@@ -592,9 +592,11 @@ mod tests {
     }
 
     /// Every sample, after lowering and optimisation (DCE has nothing left to do, as the
-    /// optimiser's fixed point promises), then legalisation and CSE: DCE finds nothing.
+    /// optimiser's fixed point promises), then legalisation and CSE: DCE finds nothing, and no
+    /// φ is trivial (CSE merging a φ's arguments into one value would leave a φ that only
+    /// `copy_prop`, which does not run again, removes: a move the allocator would then place).
     #[test]
-    fn no_dead_code_after_legalisation_and_cse() {
+    fn no_dead_code_nor_trivial_phi_after_legalisation_and_cse() {
         let files = crate::test_support::sample_files();
         let mut checked = 0;
         for f in &files {
@@ -608,6 +610,19 @@ mod tests {
             run(&mut shader);
             crate::opt::cse::run(&mut shader);
             assert!(!crate::opt::dce::run(&mut shader), "{}: DCE found work", f.display());
+            for block in &shader.blocks {
+                for &id in &block.insts {
+                    let inst = shader.inst(id);
+                    if inst.dead || !matches!(inst.kind, InstKind::Phi) {
+                        continue;
+                    }
+                    let dest = shader.get(inst.dests)[0];
+                    let mut others: Vec<Value> = shader.get(inst.args).iter().copied().filter(|&a| a != dest).collect();
+                    others.sort_unstable_by_key(|v| v.index());
+                    others.dedup();
+                    assert!(others.len() > 1, "{}: a trivial φ after CSE: {id:?}", f.display());
+                }
+            }
             checked += 1;
         }
         assert!(checked > 50);
