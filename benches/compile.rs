@@ -1,5 +1,6 @@
 //! Full-compile throughput (parse + check + lower + optimise + legalise + register allocation +
-//! flow + emit): per sample shader, in batch on all cores, per pipeline stage, and over a sweep
+//! flow + emit): per sample shader (in rotation, one shader at a time, and each shader's 1st to
+//! 4th compile in a row), in batch on all cores, per pipeline stage, and over a sweep
 //! of generated shaders of growing size with their peak memory (run with
 //! `cargo bench --bench compile`).
 //!
@@ -276,6 +277,40 @@ fn main() {
     println!(
         "samples, single thread, one shader at a time (each compiled repeatedly): median {:.1} µs per shader",
         each[each.len() / 2] * 1e6
+    );
+
+    // Between the two: rounds over the samples, each compiled four times in a row, each of the
+    // four timed. Caches are warm after one compile of a shader; a branch predictor learns its
+    // branch sequence over several, so a time that keeps falling from the 2nd to the 4th compile
+    // is the predictor's (docs/backend.md).
+    let mut runs: Vec<[Vec<f64>; 4]> = vec![Default::default(); texts.len()];
+    let start = Instant::now();
+    let mut rounds = 0;
+    while rounds < 5 || start.elapsed() < budget(3.0) {
+        for (k, t) in texts.iter().enumerate() {
+            for run in &mut runs[k] {
+                let s = Instant::now();
+                black_box(compile::compile(black_box(t), &options).ok());
+                run.push(s.elapsed().as_secs_f64());
+            }
+        }
+        rounds += 1;
+    }
+    let mut nth_median = |n: usize| {
+        let mut each: Vec<f64> = runs
+            .iter_mut()
+            .map(|r| {
+                r[n].sort_by(f64::total_cmp);
+                r[n][r[n].len() / 2]
+            })
+            .collect();
+        each.sort_by(f64::total_cmp);
+        each[each.len() / 2] * 1e6
+    };
+    let medians: Vec<f64> = (0..4).map(&mut nth_median).collect();
+    println!(
+        "samples, single thread, each shader four times in a row: median of the 1st compile {:.1} µs, 2nd {:.1}, 3rd {:.1}, 4th {:.1}",
+        medians[0], medians[1], medians[2], medians[3]
     );
 
     // Batch: all samples, many times over, on every core (wall time).
