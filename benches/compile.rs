@@ -296,18 +296,20 @@ fn main() {
         }
         rounds += 1;
     }
-    let mut nth_median = |n: usize| {
-        let mut each: Vec<f64> = runs
-            .iter_mut()
-            .map(|r| {
-                r[n].sort_by(f64::total_cmp);
-                r[n][r[n].len() / 2]
-            })
-            .collect();
-        each.sort_by(f64::total_cmp);
-        each[each.len() / 2] * 1e6
-    };
-    let medians: Vec<f64> = (0..4).map(&mut nth_median).collect();
+    // The k-th compile's time of the median sample (each sample's median over the rounds).
+    let medians: Vec<f64> = (0..4)
+        .map(|n| {
+            let mut each: Vec<f64> = runs
+                .iter_mut()
+                .map(|r| {
+                    r[n].sort_by(f64::total_cmp);
+                    r[n][r[n].len() / 2]
+                })
+                .collect();
+            each.sort_by(f64::total_cmp);
+            each[each.len() / 2] * 1e6
+        })
+        .collect();
     println!(
         "samples, single thread, each shader four times in a row: median of the 1st compile {:.1} µs, 2nd {:.1}, 3rd {:.1}, 4th {:.1}",
         medians[0], medians[1], medians[2], medians[3]
