@@ -627,17 +627,12 @@ impl Shader {
     /// in the entry block's list) and `values` values (and as many value-list entries), so
     /// that building a shader of a known size does not regrow them.
     pub fn with_capacity(stage: Stage, insts: usize, values: usize) -> Shader {
-        Shader {
-            stage,
-            blocks: vec![BlockData {
-                insts: reuse::take(&SPARE_ENTRY_INSTS, insts),
-                preds: Vec::new(),
-                term: Terminator::End,
-            }],
-            insts: reuse::take(&SPARE_INSTS, insts),
-            values: reuse::take(&SPARE_VALUES, values),
-            pool: reuse::take(&SPARE_POOL, values),
-        }
+        let mut shader = Shader::new(stage);
+        shader.blocks[0].insts = reuse::take(&SPARE_ENTRY_INSTS, insts);
+        shader.insts = reuse::take(&SPARE_INSTS, insts);
+        shader.values = reuse::take(&SPARE_VALUES, values);
+        shader.pool = reuse::take(&SPARE_POOL, values);
+        shader
     }
 
     /// A new value without a definition yet.
