@@ -727,7 +727,7 @@ impl Shader {
             f(v);
         }
         // Most instructions have no staging operands: the opcode table is not looked up then.
-        if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+        if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
             for (k, staging) in inst.mach.info().staging.iter().enumerate() {
                 if staging.write {
                     for &v in self.get(inst.staging[k]) {
@@ -742,40 +742,29 @@ impl Shader {
     /// φ/parallel-copy arguments.
     #[inline]
     pub fn for_each_use(&self, inst: &Inst, mut f: impl FnMut(Value)) {
-        match inst.kind {
-            InstKind::Machine => {
-                // The used sources are the first slots, up to the first unused one (verified).
-                for src in &inst.srcs {
-                    match src.operand {
-                        Operand::Value(v) => f(v),
-                        Operand::Pair(lo, hi) => {
-                            f(lo);
-                            f(hi);
-                        }
-                        Operand::None => break,
-                        _ => {}
-                    }
-                }
-                if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
-                    let info = inst.mach.info();
-                    for k in 0..2 {
-                        if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
-                            for &v in self.get(inst.staging[k]) {
-                                f(v);
-                            }
-                        }
-                    }
-                }
-            }
-            InstKind::Copy => {
-                if let Operand::Value(v) = inst.srcs[0].operand {
-                    f(v);
-                } else if let Operand::Pair(lo, hi) = inst.srcs[0].operand {
+        // No test of the instruction's kind: only a machine instruction has staging operands,
+        // and the used sources are the first slots up to the first unused one, which for a
+        // pseudo-instruction other than a copy is the first (all verified).
+        for src in &inst.srcs {
+            match src.operand {
+                Operand::Value(v) => f(v),
+                Operand::Pair(lo, hi) => {
                     f(lo);
                     f(hi);
                 }
+                Operand::None => break,
+                _ => {}
             }
-            _ => {}
+        }
+        if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+            let info = inst.mach.info();
+            for k in 0..2 {
+                if !inst.staging[k].is_empty() && !info.staging.get(k).is_some_and(|s| s.write) {
+                    for &v in self.get(inst.staging[k]) {
+                        f(v);
+                    }
+                }
+            }
         }
         if !inst.args.is_empty() {
             for &v in self.get(inst.args) {
@@ -913,7 +902,7 @@ fn rewrite_operand_reads(inst: &mut Inst, pool: &mut [Value], map: &impl Fn(Valu
         }
     }
     // Most instructions have no staging operands: the opcode table is read only when one does.
-    if inst.is_machine() && !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
+    if !(inst.staging[0].is_empty() && inst.staging[1].is_empty()) {
         let staging = inst.mach.info().staging;
         for k in 0..2 {
             if !staging.get(k).is_some_and(|s| s.write) {

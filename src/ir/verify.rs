@@ -150,6 +150,16 @@ fn check_shapes(shader: &Shader, block: Block, inst: &super::Inst, defs: usize, 
             }
         }
     }
+    if inst.kind != InstKind::Machine {
+        // `Shader::for_each_use` and the walks like it read sources and staging operands
+        // without testing the kind, which this keeps sound.
+        let first_unused = usize::from(inst.kind == InstKind::Copy);
+        if inst.srcs[first_unused..].iter().any(|s| s.operand != Operand::None)
+            || inst.staging.iter().any(|l| !l.is_empty())
+        {
+            errors.push(format!("{block}: {:?} has an operand slot only machine instructions use", inst.kind));
+        }
+    }
     let _ = shader;
 }
 
@@ -197,5 +207,20 @@ mod tests {
         let errors = verify(&s).unwrap_err();
         assert!(errors.iter().any(|e| e.contains("r10")), "{errors:?}");
         assert!(errors.iter().any(|e| e.contains("64-bit")), "{errors:?}");
+    }
+
+    /// The walks that read operands without testing the instruction's kind rely on this.
+    #[test]
+    fn rejects_operands_in_slots_a_pseudo_instruction_does_not_use() {
+        let text = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = copy %0\n    %2 = undef\n    end\n";
+        let mut s = parse(text).unwrap();
+        assert_eq!(verify(&s), Ok(()));
+        let copy = s.blocks[0].insts[1];
+        s.insts[copy.index()].srcs[1] = crate::ir::Src::new(crate::ir::Value(0));
+        let undef = s.blocks[0].insts[2];
+        s.insts[undef.index()].srcs[0] = crate::ir::Src::konst(1);
+        let errors = verify(&s).unwrap_err();
+        assert!(errors.iter().any(|e| e.contains("Copy has an operand slot")), "{errors:?}");
+        assert!(errors.iter().any(|e| e.contains("Undef has an operand slot")), "{errors:?}");
     }
 }
