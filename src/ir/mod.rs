@@ -445,8 +445,11 @@ impl Inst {
         }
     }
 
+    /// The opcode of a machine instruction. (Pseudo-instructions carry `NOP`, which no machine
+    /// instruction in the IR has (verified): comparing `mach.opcode` with any other opcode needs
+    /// no test of the kind.)
     pub fn opcode(&self) -> Option<Opcode> {
-        (self.kind == InstKind::Machine).then_some(self.mach.opcode)
+        (self.mach.opcode != Opcode::NOP).then_some(self.mach.opcode)
     }
 
     pub fn is_machine(&self) -> bool {

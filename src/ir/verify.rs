@@ -3,6 +3,7 @@
 
 use super::dom::DomTree;
 use super::{Block, InstKind, Operand, Shader, Terminator, Value};
+use crate::valhall::Opcode;
 
 /// Checks a shader; returns every problem found, each naming the pass-independent location.
 pub fn verify(shader: &Shader) -> Result<(), Vec<String>> {
@@ -150,6 +151,9 @@ fn check_shapes(shader: &Shader, block: Block, inst: &super::Inst, defs: usize, 
             }
         }
     }
+    if (inst.kind == InstKind::Machine) == (inst.mach.opcode == Opcode::NOP) {
+        errors.push(format!("{block}: {:?} with opcode {}", inst.kind, inst.mach.info().name));
+    }
     if inst.kind != InstKind::Machine {
         // `Shader::for_each_use` and the walks like it read sources and staging operands
         // without testing the kind, which this keeps sound.
@@ -222,5 +226,20 @@ mod tests {
         let errors = verify(&s).unwrap_err();
         assert!(errors.iter().any(|e| e.contains("Copy has an operand slot")), "{errors:?}");
         assert!(errors.iter().any(|e| e.contains("Undef has an operand slot")), "{errors:?}");
+    }
+
+    /// Pseudo-instructions carry `NOP` and machine instructions never do, so a test of the
+    /// opcode needs no test of the kind.
+    #[test]
+    fn rejects_a_pseudo_instruction_with_an_opcode_and_a_machine_nop() {
+        let text = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = FADD.f32 %0, %0\n    end\n";
+        let mut s = parse(text).unwrap();
+        assert_eq!(verify(&s), Ok(()));
+        let (preload, add) = (s.blocks[0].insts[0], s.blocks[0].insts[1]);
+        s.insts[preload.index()].mach.opcode = crate::valhall::Opcode::FADD_F32;
+        s.insts[add.index()].mach.opcode = crate::valhall::Opcode::NOP;
+        let errors = verify(&s).unwrap_err();
+        assert!(errors.iter().any(|e| e.contains("Preload(60) with opcode FADD")), "{errors:?}");
+        assert!(errors.iter().any(|e| e.contains("Machine with opcode NOP")), "{errors:?}");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{Outcome, Scratch, use_counts};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::{InstKind, Operand, Shader, Src, Value};
+use crate::ir::{Operand, Shader, Src, Value};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
@@ -41,8 +41,7 @@ pub fn run_reporting(shader: &mut Shader, scratch: &mut Scratch) -> Outcome {
     let mut counted = false;
     let multiply = |shader: &Shader, v: Value| -> Option<(Src, Src)> {
         let inst = shader.inst(shader.values[v.index()].def?);
-        let plain_mul = inst.kind == InstKind::Machine
-            && !inst.dead
+        let plain_mul = !inst.dead
             && inst.mach.opcode == Opcode::FMA_F32
             // Its flow bits would be lost: the fused instruction keeps the add's.
             && inst.mach.flow == 0

@@ -16,7 +16,7 @@
 
 use super::{Analyses, Outcome, is_literal_copy, use_counts};
 use crate::ir::builder::NEG_ZERO;
-use crate::ir::{InstKind, Operand, Shader, Src, Value};
+use crate::ir::{Operand, Shader, Src, Value};
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
 
@@ -29,7 +29,7 @@ fn adds_negative_zero(srcs: &[Src; 4]) -> bool {
 fn negzero_add(shader: &Shader, v: Value) -> Option<(Src, Clamp)> {
     let inst = shader.inst(shader.values[v.index()].def?);
     // An add with flow bits stays as it is: folding it away would lose them.
-    if inst.dead || inst.kind != InstKind::Machine || inst.mach.opcode != Opcode::FADD_F32 || inst.mach.flow != 0 {
+    if inst.dead || inst.mach.opcode != Opcode::FADD_F32 || inst.mach.flow != 0 {
         return None;
     }
     if !adds_negative_zero(&inst.srcs) || inst.srcs[0].swizzle != 0 {
