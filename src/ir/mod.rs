@@ -24,7 +24,9 @@
 //! are defined once and their definition dominates every use; φs come first in their block and
 //! have one argument per predecessor, in predecessor order; predecessor lists match the
 //! terminators; operand shapes match the machine sources (a 64-bit source reads a pair or a
-//! constant or an even uniform); staging list lengths fit their count fields.
+//! constant or an even uniform); staging list lengths fit their count fields; a
+//! pseudo-instruction carries the opcode `NOP`, which no machine instruction has, and uses no
+//! operand slot but a copy's first source (so walks over operands need not test the kind).
 
 pub mod builder;
 pub mod dom;
