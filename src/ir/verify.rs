@@ -213,17 +213,32 @@ mod tests {
         assert!(errors.iter().any(|e| e.contains("64-bit")), "{errors:?}");
     }
 
+    /// A change that breaks one instruction.
+    type Change = fn(&mut crate::ir::Inst);
+
+    /// The verifier's errors for `text` (which must verify as it is) once each `(k, change)`
+    /// has changed instruction `k` of block 0.
+    fn errors_after(text: &str, changes: &[(usize, Change)]) -> Vec<String> {
+        let mut s = parse(text).unwrap();
+        assert_eq!(verify(&s), Ok(()));
+        for &(k, change) in changes {
+            let id = s.blocks[0].insts[k];
+            change(&mut s.insts[id.index()]);
+        }
+        verify(&s).unwrap_err()
+    }
+
     /// The walks that read operands without testing the instruction's kind rely on this.
     #[test]
     fn rejects_operands_in_slots_a_pseudo_instruction_does_not_use() {
         let text = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = copy %0\n    %2 = undef\n    end\n";
-        let mut s = parse(text).unwrap();
-        assert_eq!(verify(&s), Ok(()));
-        let copy = s.blocks[0].insts[1];
-        s.insts[copy.index()].srcs[1] = crate::ir::Src::new(crate::ir::Value(0));
-        let undef = s.blocks[0].insts[2];
-        s.insts[undef.index()].srcs[0] = crate::ir::Src::konst(1);
-        let errors = verify(&s).unwrap_err();
+        let errors = errors_after(
+            text,
+            &[
+                (1, |copy| copy.srcs[1] = crate::ir::Src::new(crate::ir::Value(0))),
+                (2, |undef| undef.srcs[0] = crate::ir::Src::konst(1)),
+            ],
+        );
         assert!(errors.iter().any(|e| e.contains("Copy has an operand slot")), "{errors:?}");
         assert!(errors.iter().any(|e| e.contains("Undef has an operand slot")), "{errors:?}");
     }
@@ -233,12 +248,10 @@ mod tests {
     #[test]
     fn rejects_a_pseudo_instruction_with_an_opcode_and_a_machine_nop() {
         let text = "fragment shader\nblock0:\n    %0 = preload r60\n    %1 = FADD.f32 %0, %0\n    end\n";
-        let mut s = parse(text).unwrap();
-        assert_eq!(verify(&s), Ok(()));
-        let (preload, add) = (s.blocks[0].insts[0], s.blocks[0].insts[1]);
-        s.insts[preload.index()].mach.opcode = crate::valhall::Opcode::FADD_F32;
-        s.insts[add.index()].mach.opcode = crate::valhall::Opcode::NOP;
-        let errors = verify(&s).unwrap_err();
+        let errors = errors_after(
+            text,
+            &[(0, |preload| preload.mach.opcode = Opcode::FADD_F32), (1, |add| add.mach.opcode = Opcode::NOP)],
+        );
         assert!(errors.iter().any(|e| e.contains("Preload(60) with opcode FADD")), "{errors:?}");
         assert!(errors.iter().any(|e| e.contains("Machine with opcode NOP")), "{errors:?}");
     }
