@@ -17,6 +17,8 @@
 //! rotation with a trained branch predictor, for comparing the two under `perf record`).
 //! `TGSI_BENCH_DIR=PATH` takes the samples from PATH (every `.tgsi` below it) instead of
 //! `tgsi-samples/`, for the sample measurements and `TGSI_BENCH_PROFILE` alike.
+//! `TGSI_BENCH_TSV=PATH` writes each compiled file's median times (rotation, one shader at a
+//! time) to PATH as tab-separated rows.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -213,13 +215,17 @@ fn main() {
     // Samples: every one that compiles.
     let mut files = Vec::new();
     collect_tgsi(&samples_dir(), &mut files);
-    let texts: Vec<String> = files
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .filter(|t| compile::compile(t, &options).is_ok())
-        .collect();
+    let all = files.len();
+    let (files, texts): (Vec<PathBuf>, Vec<String>) = files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .filter(|(_, t)| compile::compile(t, &options).is_ok())
+        .unzip();
     println!("(times are CPU time of the benchmark thread)");
-    println!("samples: {} of {} compile", texts.len(), files.len());
+    println!("samples: {} of {} compile", texts.len(), all);
     if texts.is_empty() {
         eprintln!("no shader under {} compiles: nothing to measure", samples_dir().display());
         std::process::exit(2);
@@ -243,13 +249,14 @@ fn main() {
         (Some(a), Some(b)) => b - a,
         _ => start.elapsed().as_secs_f64(),
     };
-    let mut each: Vec<f64> = runs
+    let rotation: Vec<f64> = runs
         .iter_mut()
         .map(|r| {
             r.sort_by(f64::total_cmp);
             r[r.len() / 2]
         })
         .collect();
+    let mut each = rotation.clone();
     each.sort_by(f64::total_cmp);
     let mean = total / (rounds * texts.len()) as f64;
     println!(
@@ -265,7 +272,7 @@ fn main() {
     // and caches learn the one shader, which a rotation over different shaders (above, and any
     // real batch) does not allow. The gap between the two medians is stall time, not work
     // (docs/backend.md, "Instructions are not all of the wall time").
-    let mut each: Vec<f64> = texts
+    let one_at_a_time: Vec<f64> = texts
         .iter()
         .map(|t| {
             per_run(budget(3.0 / texts.len() as f64), 20, || {
@@ -273,11 +280,15 @@ fn main() {
             })
         })
         .collect();
+    let mut each = one_at_a_time.clone();
     each.sort_by(f64::total_cmp);
     println!(
         "samples, single thread, one shader at a time (each compiled repeatedly): median {:.1} µs per shader",
         each[each.len() / 2] * 1e6
     );
+    if let Some(path) = std::env::var_os("TGSI_BENCH_TSV") {
+        write_per_file(&PathBuf::from(path), &files, &texts, &rotation, &one_at_a_time);
+    }
 
     // Between the two: rounds over the samples, each compiled four times in a row, each of the
     // four timed. Caches are warm after one compile of a shader; a branch predictor learns its
@@ -375,6 +386,16 @@ fn main() {
     for (stmts, times) in split {
         print_stages(&format!("{stmts} statements, per stage (fastest run)"), &times, stmts, "TGSI statement");
     }
+}
+
+/// Writes one row per compiled file: its path, its size in bytes, and its median compile time in
+/// rotation and one shader at a time (µs), for comparing shader by shader with another compiler.
+fn write_per_file(path: &PathBuf, files: &[PathBuf], texts: &[String], rotation: &[f64], one: &[f64]) {
+    let mut out = String::from("file\tbytes\trotation_us\tone_at_a_time_us\n");
+    for (((file, text), r), o) in files.iter().zip(texts).zip(rotation).zip(one) {
+        out.push_str(&format!("{}\t{}\t{:.2}\t{:.2}\n", file.display(), text.len(), r * 1e6, o * 1e6));
+    }
+    std::fs::write(path, out).unwrap_or_else(|e| panic!("TGSI_BENCH_TSV {}: {e}", path.display()));
 }
 
 fn stagewise_min(a: &StageTimes, b: &StageTimes) -> StageTimes {
