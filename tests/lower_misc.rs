@@ -1,4 +1,5 @@
-//! Lowering of the subgroup, fragment-model, legacy and 64-bit-division opcodes: the exact IR
+//! Lowering of the subgroup, fragment-model, legacy and 64-bit-division opcodes and of
+//! indirectly addressed constants: the exact IR
 //! each TGSI snippet lowers to (`tests/lower/misc/*.txt`: `=== name`, the TGSI text, `---`,
 //! the IR; `BLESS=1 cargo test --test lower_misc` rewrites the IR parts, every expectation was
 //! reviewed by hand), the metadata they produce, and the precise rejections that remain.
@@ -34,6 +35,11 @@ fn expected_ir_fragment() {
 #[test]
 fn expected_ir_legacy() {
     expectations("misc", "legacy.txt");
+}
+
+#[test]
+fn expected_ir_constants() {
+    expectations("misc", "constants.txt");
 }
 
 #[test]

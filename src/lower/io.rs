@@ -4,7 +4,7 @@
 use super::Ctx;
 use super::operand;
 use crate::emit::meta::{self, FauSource, FauWord};
-use crate::ir::{Operand, Src, Stage, Value};
+use crate::ir::{Block, Operand, Src, Stage, Value};
 use crate::tgsi::ast::{
     Declaration, File, Instruction, Interpolation, Location, PixelCenter, Program, PropertyName, PropertyValue,
     Register, SemanticName,
@@ -234,6 +234,9 @@ pub struct IoState {
     preloads: Preloads,
     /// Constant vec4s loaded from UBOs when the FAU table is full: (buffer, index) → values.
     loaded_constants: FxHashMap<(u32, u32), [Value; 4]>,
+    /// Indirectly addressed constant vec4s loaded so far, by the block they were loaded in and
+    /// their address (see [`IndirectConstant`]).
+    indirect_constants: FxHashMap<(Block, IndirectConstant), [Value; 4]>,
     pub flags: meta::Flags,
     pub attributes: Vec<meta::Attribute>,
     pub varyings: Vec<meta::Varying>,
@@ -333,18 +336,44 @@ pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
         };
         return Operand::Value(values[c]);
     }
-    // Indirect: byte offset = 16 · index.
-    let idx = operand::address(ctx, &reg.index);
-    let offset = ctx.builder().shl(idx, Src::konst(4));
-    let handle = match reg.dimension {
-        Some(d) if d.indirect.is_some() => Src::new(operand::address(ctx, &d)),
-        _ => Src::konst(buffer),
+    // Indirect. UBOs are read-only while the shader runs, so a vec4 read again at the same
+    // address in the same block (the other components of a source, the same element in a later
+    // instruction) reuses the first load.
+    let index_base = operand::address_base(ctx, &reg.index);
+    let (handle_base, handle_offset) = match reg.dimension {
+        Some(d) if d.indirect.is_some() => (operand::address_base(ctx, &d), i64::from(d.value)),
+        _ => (None, i64::from(buffer)),
     };
-    if let Operand::Const(b) = handle.operand {
-        ctx.io.ubos.insert(b);
+    let key = IndirectConstant { index_base, index_offset: i64::from(reg.index.value), handle_base, handle_offset };
+    if let Some(values) = ctx.io.indirect_constants.get(&(ctx.block, key)) {
+        return Operand::Value(values[c]);
     }
+    // Byte offset = 16 · index.
+    let idx = match index_base {
+        Some(base) => operand::offset_address(ctx, base, reg.index.value),
+        None => ctx.builder().konst(reg.index.value as u32),
+    };
+    let offset = ctx.builder().shl(idx, Src::konst(4));
+    let handle = match handle_base {
+        Some(base) => Src::new(operand::offset_address(ctx, base, handle_offset as i32)),
+        None => {
+            ctx.io.ubos.insert(buffer);
+            Src::konst(buffer)
+        }
+    };
     let values = load_ubo_vec4(ctx, false, buffer, Src::new(offset), handle);
+    ctx.io.indirect_constants.insert((ctx.block, key), values);
     Operand::Value(values[c])
+}
+
+/// The address of an indirectly addressed `CONST` vec4: the address registers' values (`None`:
+/// a direct part) and the constant offsets (for a direct buffer, its number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct IndirectConstant {
+    index_base: Option<Value>,
+    index_offset: i64,
+    handle_base: Option<Value>,
+    handle_offset: i64,
 }
 
 /// `LD_BUFFER.i128.unsigned` of 16 bytes at `offset` of the UBO `handle` (table 0).

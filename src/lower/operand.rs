@@ -370,13 +370,24 @@ fn register_operand(ctx: &mut Ctx, reg: &Register, comp: Component) -> Operand {
 
 /// The value of an indirect bracket's index: address register component plus the offset.
 pub fn address(ctx: &mut Ctx, index: &Index) -> Value {
-    let Some(ind) = index.indirect else {
-        return ctx.builder().konst(index.value as u32);
-    };
+    match address_base(ctx, index) {
+        None => ctx.builder().konst(index.value as u32),
+        Some(base) => offset_address(ctx, base, index.value),
+    }
+}
+
+/// The value of the address register an indirect index reads (before its constant offset is
+/// added), or `None` for a direct index.
+pub fn address_base(ctx: &mut Ctx, index: &Index) -> Option<Value> {
+    let ind = index.indirect?;
     let reg = Register { file: ind.file, dimension: None, index: Index::direct(ind.index) };
     let base = base_operand(ctx, &reg, ind.component);
-    let base = to_value(ctx, Src::new(base));
-    if index.value == 0 { base } else { ctx.builder().iadd_imm(base, index.value as u32) }
+    Some(to_value(ctx, Src::new(base)))
+}
+
+/// `base + offset`, the index [`address`] computes from [`address_base`]'s value.
+pub fn offset_address(ctx: &mut Ctx, base: Value, offset: i32) -> Value {
+    if offset == 0 { base } else { ctx.builder().iadd_imm(base, offset as u32) }
 }
 
 /// `elements[idx - first]`, or 0 when `idx` is out of range, as a chain of CSELs.
