@@ -108,8 +108,10 @@ fn liveness_matches_iterated_data_flow_on_every_sample() {
             spilled += usize::from(did_spill);
         }
     }
+    // A coverage floor: enough variants, blocks and spilling variants (nine since cube maps
+    // use the hardware's cube instructions) that the comparison means something.
     assert!(
-        shaders >= 80 && blocks > 300 && spilled >= 10,
+        shaders >= 80 && blocks > 300 && spilled >= 9,
         "only {shaders} shaders with {blocks} blocks checked, {spilled} of them spilled"
     );
 }

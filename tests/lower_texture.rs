@@ -383,6 +383,35 @@ impl Eval {
                 }
             }
             Opcode::MUX_I32 => (u(0) & u(2)) | (u(1) & !u(2)),
+            // The cube instructions as docs/emulator.md specifies them: the largest magnitude
+            // (a NaN is ignored), the first axis reaching it with its sign (−0 positive) as the
+            // face in bits 29..31, and each face's coordinate from two candidate axes.
+            Opcode::CUBEFACE1 => x(0).abs().max(x(1).abs()).max(x(2).abs()).to_bits(),
+            Opcode::CUBEFACE2_V9 => {
+                let (a, b, c) = (x(0), x(1), x(2));
+                let ma = a.abs().max(b.abs()).max(c.abs());
+                let (axis, v) = if a.abs() == ma {
+                    (0, a)
+                } else if b.abs() == ma {
+                    (1, b)
+                } else {
+                    (2, c)
+                };
+                (2 * axis + u32::from(!(v >= 0.0))) << 29
+            }
+            Opcode::CUBE_SSEL | Opcode::CUBE_TSEL => {
+                let flip = |v: u32| v ^ 0x8000_0000;
+                match (op == Opcode::CUBE_SSEL, u(2) >> 29) {
+                    (true, 0) => flip(u(0)),
+                    (true, 1) => u(0),
+                    (true, 2..=4) => u(1),
+                    (true, 5) => flip(u(1)),
+                    (false, 0 | 1 | 4 | 5) => flip(u(0)),
+                    (false, 2) => u(1),
+                    (false, 3) => flip(u(1)),
+                    (_, face) => panic!("face {face}"),
+                }
+            }
             Opcode::S16_TO_F32 => (u(0) as u16 as i16 as f32).to_bits(),
             Opcode::FROUND_F32 => {
                 assert_eq!(mach.round_mode(), Some(RoundMode::Rtn));

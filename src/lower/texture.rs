@@ -81,16 +81,16 @@
 //!   arrays and cube maps, where GL has no projective lookup.
 //! * **RECT** coordinates are passed unnormalised; the texture's RECT-ness (the sampler's
 //!   unnormalised-coordinates bit) is a property of the bound texture, as in the model.
-//! * **Cube maps** are projected by plain ALU instructions in the order of [`cube_project`]:
-//!   `ma = max(max(|x|, |y|), |z|)` (`FMAX`, NaN-ignoring), face and major-axis selection by
-//!   `CSEL.f32` on `|x| == ma`, then `|y| == ma` (so ties go to x, then y), signs by `c >= 0`,
-//!   `h = FRCP(ma) · 0.5`, `s = FMA.clamp_0_1(sc, h, 0.5)`, likewise t. The hardware's
-//!   `CUBEFACE*`/`CUBE_*SEL` are not used: their tie-breaking and rounding are not documented,
-//!   and the model must be matched bit for bit. The only divergence is a lane whose direction is
-//!   zero or NaN: the model's s/t are NaN there (texel 0 after its NaN-to-0 index clamp) while
-//!   the clamp modifier gives 0 (also texel 0), so the fetched texel agrees but an implicit LOD
-//!   over such a quad may not. (Assumed of the emulator, as docs/lowering.md does: `FRCP.f32` is
-//!   the correctly rounded reciprocal, `FMAX` is maxNum, clamp modifiers send NaN to their lower
+//! * **Cube maps** are projected as Mesa's backend does (§C.12.5): `CUBEFACE1` gives
+//!   `ma = max(|x|, |y|, |z|)`, `CUBEFACE2_V9` the face (ties go to x, then y), `CUBE_SSEL` and
+//!   `CUBE_TSEL` the face coordinates, `h = FRCP(ma) · 0.5`, `s = FMA.clamp_0_1(sc, h, 0.5)`,
+//!   likewise t, and `MUX` packs the face into s's top three bits. That sequence computes exactly
+//!   the model's [`cube_project`] (docs/emulator.md, tested over 4,000 directions with ties and
+//!   zeros), except for a lane whose direction is zero or NaN: the model's s/t are NaN there
+//!   (texel 0 after its NaN-to-0 index clamp) while the clamp modifier gives 0 (also texel 0),
+//!   so the fetched texel agrees but an implicit LOD over such a quad may not. (Assumed of the
+//!   emulator, as docs/lowering.md does: `FRCP.f32` is the correctly rounded reciprocal, the
+//!   cube instructions follow the emulator's table, clamp modifiers send NaN to their lower
 //!   bound, 0 for `clamp_0_1`.)
 //! * **Texel offsets** are only passed (the model's `sample`/`gather` take none): the texture
 //!   unit adds them to the integer texel coordinates — `floor(s·w) + offset` before the edge
@@ -677,35 +677,14 @@ fn offset_word(
 /// Cube-map face selection and projection, instruction for instruction the sequence of
 /// `exec::texture::cube_project`; returns X (`face << 29` over the low 29 bits of s) and t.
 fn cube_coords(ctx: &mut Ctx, x: Value, y: Value, z: Value) -> (Value, Value) {
-    let face = |n: u32| Src::konst(n << 29);
     let mut b = ctx.builder();
-    let ax = b.fadd(Src::new(x).absolute(), Src::konst(NEG_ZERO));
-    let ay = b.fadd(Src::new(y).absolute(), Src::konst(NEG_ZERO));
-    let max_xy = b.fmax(ax, ay);
-    let ma = b.fmax(max_xy, Src::new(z).absolute());
-    let nx = b.fadd(Src::new(x).negated(), Src::konst(NEG_ZERO));
-    let ny = b.fadd(Src::new(y).negated(), Src::konst(NEG_ZERO));
-    let nz = b.fadd(Src::new(z).negated(), Src::konst(NEG_ZERO));
-    let non_negative = |b: &mut crate::ir::builder::Builder, c: Value, t: Src, f: Src| {
-        b.csel_f32(Condition::Ge, Src::new(c), Src::konst(0), t, f)
-    };
-    // ±X: face 0/1, sc = ∓z, tc = −y.  ±Y: face 2/3, sc = x, tc = ±z.  ±Z: face 4/5, sc = ±x, tc = −y.
-    let x_face = non_negative(&mut b, x, face(0), face(1));
-    let x_s = non_negative(&mut b, x, Src::new(nz), Src::new(z));
-    let y_face = non_negative(&mut b, y, face(2), face(3));
-    let y_t = non_negative(&mut b, y, Src::new(z), Src::new(nz));
-    let z_face = non_negative(&mut b, z, face(4), face(5));
-    let z_s = non_negative(&mut b, z, Src::new(x), Src::new(nx));
-    // The first axis whose magnitude is the maximum: x, then y, else z.
-    let major = |b: &mut crate::ir::builder::Builder, a: Value, t: Value, f: Value| {
-        b.csel_f32(Condition::Eq, Src::new(a), Src::new(ma), Src::new(t), Src::new(f))
-    };
-    let yz_face = major(&mut b, ay, y_face, z_face);
-    let face_word = major(&mut b, ax, x_face, yz_face);
-    let yz_s = major(&mut b, ay, x, z_s);
-    let sc = major(&mut b, ax, x_s, yz_s);
-    let yz_t = major(&mut b, ay, y_t, ny);
-    let tc = major(&mut b, ax, ny, yz_t);
+    let (x, y, z) = (Src::new(x), Src::new(y), Src::new(z));
+    let ma = b.alu(Instr::new(Op::CUBEFACE1), &[x, y, z]);
+    // The face index in bits 29..31, as the texture instruction reads it.
+    let face_word = b.alu(Instr::new(Op::CUBEFACE2_V9), &[x, y, z]);
+    // ±X: sc = ∓z, tc = −y.  ±Y: sc = x, tc = ±z.  ±Z: sc = ±x, tc = −y.
+    let sc = b.alu(Instr::new(Op::CUBE_SSEL), &[z, x, Src::new(face_word)]);
+    let tc = b.alu(Instr::new(Op::CUBE_TSEL), &[y, z, Src::new(face_word)]);
     let rcp = b.frcp(ma);
     let half_rcp = b.fmul(rcp, Src::f32(0.5));
     let project = |b: &mut crate::ir::builder::Builder, c: Value| {
