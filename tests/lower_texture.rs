@@ -397,7 +397,9 @@ impl Eval {
                 } else {
                     (2, c)
                 };
-                (2 * axis + u32::from(!(v >= 0.0))) << 29
+                // Negative unless v ≥ 0 (so a NaN counts as negative).
+                let negative = u32::from(v.partial_cmp(&0.0).is_none_or(|o| o.is_lt()));
+                (2 * axis + negative) << 29
             }
             Opcode::CUBE_SSEL | Opcode::CUBE_TSEL => {
                 let flip = |v: u32| v ^ 0x8000_0000;
