@@ -340,11 +340,9 @@ pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     // address in the same block (the other components of a source, the same element in a later
     // instruction) reuses the first load.
     let index_base = operand::address_base(ctx, &reg.index);
-    let (handle_base, handle_offset) = match reg.dimension {
-        Some(d) if d.indirect.is_some() => (operand::address_base(ctx, &d), i64::from(d.value)),
-        _ => (None, i64::from(buffer)),
-    };
-    let key = IndirectConstant { index_base, index_offset: i64::from(reg.index.value), handle_base, handle_offset };
+    let handle_base = reg.dimension.and_then(|d| operand::address_base(ctx, &d));
+    let handle_offset = reg.dimension.map_or(0, |d| d.value);
+    let key = IndirectConstant { index_base, index_offset: reg.index.value, handle_base, handle_offset };
     if let Some(values) = ctx.io.indirect_constants.get(&(ctx.block, key)) {
         return Operand::Value(values[c]);
     }
@@ -355,7 +353,7 @@ pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     };
     let offset = ctx.builder().shl(idx, Src::konst(4));
     let handle = match handle_base {
-        Some(base) => Src::new(operand::offset_address(ctx, base, handle_offset as i32)),
+        Some(base) => Src::new(operand::offset_address(ctx, base, handle_offset)),
         None => {
             ctx.io.ubos.insert(buffer);
             Src::konst(buffer)
@@ -366,14 +364,14 @@ pub fn constant(ctx: &mut Ctx, reg: &Register, c: usize) -> Operand {
     Operand::Value(values[c])
 }
 
-/// The address of an indirectly addressed `CONST` vec4: the address registers' values (`None`:
-/// a direct part) and the constant offsets (for a direct buffer, its number).
+/// The address of an indirectly addressed `CONST` vec4: for the index and for the buffer, the
+/// address register's value (`None`: direct) and the constant offset (a direct buffer's number).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct IndirectConstant {
     index_base: Option<Value>,
-    index_offset: i64,
+    index_offset: i32,
     handle_base: Option<Value>,
-    handle_offset: i64,
+    handle_offset: i32,
 }
 
 /// `LD_BUFFER.i128.unsigned` of 16 bytes at `offset` of the UBO `handle` (table 0).

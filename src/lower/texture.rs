@@ -674,8 +674,8 @@ fn offset_word(
     Some(word)
 }
 
-/// Cube-map face selection and projection, instruction for instruction the sequence of
-/// `exec::texture::cube_project`; returns X (`face << 29` over the low 29 bits of s) and t.
+/// Cube-map face selection and projection (§C.12.5), equal to `exec::texture::cube_project`
+/// (module docs); returns X (`face << 29` over the low 29 bits of s) and t.
 fn cube_coords(ctx: &mut Ctx, x: Value, y: Value, z: Value) -> (Value, Value) {
     let mut b = ctx.builder();
     let (x, y, z) = (Src::new(x), Src::new(y), Src::new(z));
