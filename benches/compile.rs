@@ -25,7 +25,7 @@ mod common;
 use common::{collect_tgsi, thread_cpu};
 use rayon::prelude::*;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tgsi2va::compile::{self, Options, StageTimes};
 
@@ -249,13 +249,7 @@ fn main() {
         (Some(a), Some(b)) => b - a,
         _ => start.elapsed().as_secs_f64(),
     };
-    let rotation: Vec<f64> = runs
-        .iter_mut()
-        .map(|r| {
-            r.sort_by(f64::total_cmp);
-            r[r.len() / 2]
-        })
-        .collect();
+    let rotation: Vec<f64> = runs.iter_mut().map(|r| median(r)).collect();
     let mut each = rotation.clone();
     each.sort_by(f64::total_cmp);
     let mean = total / (rounds * texts.len()) as f64;
@@ -280,11 +274,9 @@ fn main() {
             })
         })
         .collect();
-    let mut each = one_at_a_time.clone();
-    each.sort_by(f64::total_cmp);
     println!(
         "samples, single thread, one shader at a time (each compiled repeatedly): median {:.1} µs per shader",
-        each[each.len() / 2] * 1e6
+        median(&mut one_at_a_time.clone()) * 1e6
     );
     if let Some(path) = std::env::var_os("TGSI_BENCH_TSV") {
         write_per_file(&PathBuf::from(path), &files, &texts, &rotation, &one_at_a_time);
@@ -308,19 +300,8 @@ fn main() {
         rounds += 1;
     }
     // The k-th compile's time of the median sample (each sample's median over the rounds).
-    let medians: Vec<f64> = (0..4)
-        .map(|n| {
-            let mut each: Vec<f64> = runs
-                .iter_mut()
-                .map(|r| {
-                    r[n].sort_by(f64::total_cmp);
-                    r[n][r[n].len() / 2]
-                })
-                .collect();
-            each.sort_by(f64::total_cmp);
-            each[each.len() / 2] * 1e6
-        })
-        .collect();
+    let medians: Vec<f64> =
+        (0..4).map(|n| median(&mut runs.iter_mut().map(|r| median(&mut r[n])).collect::<Vec<_>>()) * 1e6).collect();
     println!(
         "samples, single thread, each shader four times in a row: median of the 1st compile {:.1} µs, 2nd {:.1}, 3rd {:.1}, 4th {:.1}",
         medians[0], medians[1], medians[2], medians[3]
@@ -388,9 +369,15 @@ fn main() {
     }
 }
 
+/// The middle value (the upper one of an even count); sorts `values`.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// Writes one row per compiled file: its path, its size in bytes, and its median compile time in
 /// rotation and one shader at a time (µs), for comparing shader by shader with another compiler.
-fn write_per_file(path: &PathBuf, files: &[PathBuf], texts: &[String], rotation: &[f64], one: &[f64]) {
+fn write_per_file(path: &Path, files: &[PathBuf], texts: &[String], rotation: &[f64], one: &[f64]) {
     let mut out = String::from("file\tbytes\trotation_us\tone_at_a_time_us\n");
     for (((file, text), r), o) in files.iter().zip(texts).zip(rotation).zip(one) {
         out.push_str(&format!("{}\t{}\t{:.2}\t{:.2}\n", file.display(), text.len(), r * 1e6, o * 1e6));
