@@ -101,6 +101,7 @@ file_tests!(
     if_else,
     waits_varying,
     waits_memory,
+    wait_before_reconverge,
     barrier,
     discard_skip,
     spilling,

@@ -10,8 +10,9 @@
 //!   `NOP.end` follows; an empty exit block gets a `NOP.end` landing pad.
 //! * F3 — `.reconverge` (§B.5): on the last instruction of every non-empty block that ends in a
 //!   conditional branch, or whose single successor has several predecessors; when that
-//!   instruction already has a flow, a branch hands its wait to a NOP before it, anything else
-//!   gets a `NOP.reconverge` after it.
+//!   instruction already has a flow, an ALU instruction hands its wait to the instruction
+//!   before it if that one's flow is a wait or none, a branch hands its wait to a NOP before
+//!   it, anything else gets a `NOP.reconverge` after it.
 //! * F4 — `.discard` and TEX `skip` (§B.7, fragment shaders): an instruction uses helpers if
 //!   it is a CLPER or a TEX_SINGLE with computed LOD; blocks using helpers and their ancestors
 //!   need helpers. With no such block, `.discard` goes on the first instruction; otherwise after
@@ -181,6 +182,19 @@ fn reconverge(mach: &mut MachShader) {
             continue;
         }
         let k = block.insts.len() - 1;
+        // A wait on an ALU instruction can move onto the one before it, if that one can take
+        // it: waiting one instruction earlier is still after every producer (a message's wait
+        // may be for its own slot, so a message keeps its wait).
+        if k > 0
+            && block.insts[k].origin != Origin::Branch
+            && flows::is_wait_or_none(block.insts[k].instr.flow)
+            && !super::deps::is_message(&block.insts[k].instr)
+            && flows::is_wait_or_none(block.insts[k - 1].instr.flow)
+        {
+            let mask = flows::mask_of(block.insts[k].instr.flow);
+            super::merge::fold(&mut block.insts[k - 1].instr, mask);
+            block.insts[k].instr.flow = flows::NONE;
+        }
         let last = &mut block.insts[k];
         if last.instr.flow == flows::NONE {
             last.instr.flow = flows::RECONVERGE;

@@ -35,7 +35,7 @@ pub mod text;
 pub mod verify;
 
 use crate::reuse::{self, Shelf};
-use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, ResultType, RoundMode};
+use crate::valhall::tables::{Clamp, Condition, MAX_IMMEDIATES, MAX_MODIFIERS, ResultType, RoundMode, VectorSize};
 use crate::valhall::tables::{INSTRUCTIONS, InstrInfo, IsaEnum};
 use crate::valhall::{self, Instr, InstrError, Opcode, Special};
 use std::fmt;
@@ -99,6 +99,12 @@ impl ValueList {
 
     pub fn is_empty(self) -> bool {
         self.len == 0
+    }
+
+    /// The first `n` values of the list (`n` at most its length).
+    pub fn prefix(self, n: usize) -> ValueList {
+        debug_assert!(n <= self.len());
+        ValueList { start: self.start, len: n as u32 }
     }
 }
 
@@ -346,6 +352,19 @@ impl MachOp {
         Condition::from_index(self.mods[ModSlots::of(self.opcode).condition?])
     }
 
+    /// The number of components a load with a `vector_size` modifier transfers (`None` for
+    /// other instructions).
+    pub fn components(&self) -> Option<usize> {
+        Some(usize::from(self.mods[ModSlots::of(self.opcode).vector_size?]) + 1)
+    }
+
+    /// Sets the number of components (1 to 4) of a load with a `vector_size` modifier.
+    pub fn set_components(&mut self, n: usize) {
+        let slot = ModSlots::of(self.opcode).vector_size.expect("the instruction has a vector_size modifier");
+        debug_assert!((1..=4).contains(&n));
+        self.mods[slot] = (n - 1) as u8;
+    }
+
     /// Sets the clamp modifier.
     pub fn set_clamp(&mut self, clamp: Clamp) -> Result<(), InstrError> {
         let Some(i) = ModSlots::of(self.opcode).clamp else {
@@ -374,6 +393,7 @@ pub(crate) struct ModSlots {
     pub result_type: Option<usize>,
     pub round_mode: Option<usize>,
     pub clamp: Option<usize>,
+    pub vector_size: Option<usize>,
 }
 
 impl ModSlots {
@@ -386,6 +406,7 @@ impl ModSlots {
                     result_type: info.enum_mod_index("result_type", ResultType::ID),
                     round_mode: info.enum_mod_index("round_mode", RoundMode::ID),
                     clamp: info.enum_mod_index("clamp", Clamp::ID),
+                    vector_size: info.enum_mod_index("vector_size", VectorSize::ID),
                 })
                 .collect()
         });
@@ -559,7 +580,8 @@ impl Stage {
 /// What defines a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ValueInfo {
-    /// The defining instruction (`None` only transiently, while lowering builds it).
+    /// The defining instruction (`None` transiently while lowering builds it, and for the
+    /// components a narrowed load no longer transfers: `opt::dce`).
     pub def: Option<InstId>,
 }
 

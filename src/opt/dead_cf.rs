@@ -1,11 +1,11 @@
 //! Dead-code elimination that also removes control flow nothing depends on: empty `if`s and
 //! loops without an effect whose results nobody reads (what Mesa's `nir_opt_dead_cf` removes).
 //! It is the aggressive form of [`super::dce`] (Cytron et al., "Efficiently Computing Static
-//! Single Assignment Form and the Control Dependence Graph", §7.1): instructions with side
-//! effects and the blocks that end the shader are live; a live instruction makes live the
-//! definitions it reads and the branches its block is control dependent on; a live branch makes
-//! its condition and its block live; a live φ makes live the branches (or blocks) its incoming
-//! edges come from. A branch left dead jumps straight to its immediate post-dominator, and the
+//! Single Assignment Form and the Control Dependence Graph", §7.1), and narrows loads as it
+//! does: instructions with side effects and the blocks that end the shader are live; a live
+//! instruction makes live the definitions it reads and the branches its block is control
+//! dependent on; a live branch makes its condition and its block live; a live φ makes live the
+//! branches (or blocks) its incoming edges come from. A branch left dead jumps straight to its immediate post-dominator, and the
 //! blocks only it reached go.
 //!
 //! Invariants the rewrite relies on (both follow from the marking): a dead branch's immediate
@@ -60,7 +60,8 @@ pub fn run_reporting(shader: &mut Shader) -> Removed {
             redirected.push((b, target));
         }
     }
-    let code = dce::sweep(shader, &marks.inst);
+    let narrowed = dce::narrow_all(shader, &marks.loads, &marks.read);
+    let code = dce::sweep(shader, &marks.inst) || narrowed;
     if !redirected.is_empty() {
         repair_predecessors(shader, &redirected);
         // Removes what the redirected branches no longer reach, then merges the chains of
@@ -71,11 +72,14 @@ pub fn run_reporting(shader: &mut Shader) -> Removed {
     Removed { code, control_flow: !redirected.is_empty() }
 }
 
-/// What the marking found live: instructions, blocks and branches (by block).
+/// What the marking found live: instructions, blocks and branches (by block); the values read
+/// and the live loads `dce` may narrow.
 struct Marks {
     inst: Vec<bool>,
     block: Vec<bool>,
     branch: Vec<bool>,
+    read: Vec<bool>,
+    loads: Vec<InstId>,
 }
 
 /// The marking of the module documentation, from the roots to a fixed point.
@@ -84,7 +88,13 @@ fn mark(shader: &Shader, ipdom: &[u32]) -> Marks {
     let exit = n as u32;
     let control_deps = ControlDeps::compute(shader, ipdom);
     let facts = facts::table();
-    let mut marks = Marks { inst: vec![false; shader.insts.len()], block: vec![false; n], branch: vec![false; n] };
+    let mut marks = Marks {
+        inst: vec![false; shader.insts.len()],
+        block: vec![false; n],
+        branch: vec![false; n],
+        read: vec![false; shader.values.len()],
+        loads: Vec::new(),
+    };
     let mut block_of = vec![0u32; shader.insts.len()];
     let mut insts: Vec<InstId> = Vec::new();
     let mut blocks: Vec<u32> = Vec::new();
@@ -121,7 +131,7 @@ fn mark(shader: &Shader, ipdom: &[u32]) -> Marks {
     loop {
         if let Some(b) = branch_conds.pop() {
             if let Terminator::Branch { cond, .. } = shader.blocks[b as usize].term {
-                mark_value(shader, cond, &mut marks.inst, &mut insts);
+                mark_value(shader, cond, &mut marks.inst, &mut marks.read, &mut insts);
             }
             if !marks.block[b as usize] {
                 blocks.push(b);
@@ -143,7 +153,10 @@ fn mark(shader: &Shader, ipdom: &[u32]) -> Marks {
                 blocks.push(b);
             }
             let inst = shader.inst(id);
-            shader.for_each_use(inst, |v| mark_value(shader, v, &mut marks.inst, &mut insts));
+            shader.for_each_use(inst, |v| mark_value(shader, v, &mut marks.inst, &mut marks.read, &mut insts));
+            if facts::of(facts, inst) & facts::NARROWABLE != 0 {
+                marks.loads.push(id);
+            }
             if inst.kind == InstKind::Phi {
                 for &p in &shader.blocks[b as usize].preds {
                     if let Terminator::Branch { .. } = shader.blocks[p.index()].term {
@@ -272,6 +285,20 @@ mod tests {
             cleaned(&text),
             format!(
                 "{HEAD}    branch.z %1, block2, block1\nblock1:                    ; preds: block0\n    STORE.i32.slot0 @%1, %0:%1, offset:0\n    jump block2\nblock2:                    ; preds: block0, block1\n    end\n"
+            )
+        );
+    }
+
+    #[test]
+    fn narrows_loads_as_dce_does() {
+        // The if only computed the attribute's last components; it goes, and so do they.
+        let out = cleaned(&format!(
+            "{HEAD}    %2, %3, %4, %5 = LD_ATTR_IMM.v4.f32.slot0 %0, %1, index:0x0, table:0x1\n    branch.z %0, block2, block1\nblock1:\n    %6 = FADD.f32 %4, %5\n    jump block2\nblock2:\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
+        ));
+        assert_eq!(
+            out,
+            format!(
+                "{HEAD}    %2, %3 = LD_ATTR_IMM.v2.f32.slot0 %0, %1, index:0x0, table:0x1\n    STORE.i32.slot0 @%3, %0:%1, offset:0\n    end\n"
             )
         );
     }

@@ -15,6 +15,9 @@ pub const PURE_ALU: u8 = 2;
 pub const FOLDABLE: u8 = 4;
 /// An opcode `simplify` has an identity for (the other instructions are skipped unread).
 pub const SIMPLIFIABLE: u8 = 8;
+/// A load whose only effect is writing its `vector_size` components to its written staging
+/// operand: `dce` drops the trailing components nobody reads (varyings, attributes, texels).
+pub const NARROWABLE: u8 = 16;
 
 /// The facts of every opcode, indexed by `Opcode as usize`.
 pub fn table() -> &'static [u8] {
@@ -60,12 +63,37 @@ fn compute(op: Opcode) -> u8 {
     if super::simplify::has_identities(op) {
         facts |= SIMPLIFIABLE;
     }
+    if narrowable(op) {
+        facts |= NARROWABLE;
+    }
     facts
+}
+
+/// The loads of [`NARROWABLE`]. The other instructions with a `vector_size` modifier store
+/// (`ST_CVT`, `ST_TILE`, `BLEND`) or compute an address for a store (`LEA_ATTR`, `LEA_TEX`).
+fn narrowable(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::LD_VAR_IMM
+            | Opcode::LD_VAR
+            | Opcode::LD_VAR_FLAT_IMM
+            | Opcode::LD_VAR_FLAT
+            | Opcode::LD_VAR_SPECIAL
+            | Opcode::LD_VAR_BUF_IMM_F32
+            | Opcode::LD_VAR_BUF_IMM_F16
+            | Opcode::LD_VAR_BUF_F32
+            | Opcode::LD_VAR_BUF_F16
+            | Opcode::LD_ATTR_IMM
+            | Opcode::LD_ATTR
+            | Opcode::LD_TEX_IMM
+            | Opcode::LD_TEX
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::MachOp;
 
     #[test]
     fn facts_match_the_tables() {
@@ -79,6 +107,13 @@ mod tests {
             if facts & PURE_ALU != 0 {
                 assert!(op.info().unit.is_alu() && op.info().staging.is_empty(), "{op:?}");
             }
+        }
+        for op in Opcode::ALL.into_iter().filter(|&op| narrowable(op)) {
+            let info = op.info();
+            assert!(!Inst::machine(Instr::new(op)).has_side_effects(), "{op:?}");
+            assert!(MachOp::new(op).components().is_some(), "{op:?} has no vector_size");
+            assert_eq!(info.staging.iter().filter(|s| s.write).count(), 1, "{op:?}");
+            assert!(info.staging[0].write && info.dest_registers() == 0, "{op:?}");
         }
         assert_ne!(table[Opcode::FADD_F32 as usize] & PURE_ALU, 0);
         assert_eq!(table[Opcode::CLPER_I32 as usize] & PURE_ALU, 0);

@@ -85,6 +85,8 @@ pub struct Scratch {
     values: Vec<Option<Value>>,
     /// A flag per value or instruction (`dce`, `mod_fold`).
     flags: Vec<bool>,
+    /// Whether each value is read (`dce`).
+    reads: Vec<bool>,
     /// A count per value or bucket (use counts, `cse`'s bucket heads).
     counts: Vec<u32>,
     /// A constant word per value (`const_fold`).
