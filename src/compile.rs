@@ -4,9 +4,7 @@
 //! parse ─ check ─ lower ─ optimize ─ sink ─ [IDVS split: position / varying, dead_cf] ─ legalize ─ cse/dce
 //!       ─ per variant: regalloc ─ flow ─ encode ─ link (padding, offsets) ─ metadata
 //! ```
-//!
-//! Fragment and compute shaders have no split; `dead_cf` runs on them only when an `if` the
-//! optimiser emptied is left (a walk over the blocks decides).
+
 //!
 //! Every stage is one module's public function; the IR verifier runs after each pass in tests
 //! and debug builds. `print_after` collects the IR text after the named passes for
@@ -16,7 +14,7 @@ use crate::diag::{Diagnostic, Diagnostics, Span};
 use crate::emit::blob;
 use crate::emit::meta::Metadata;
 use crate::ir::verify::verify_after;
-use crate::ir::{Block, InstId, Shader, Stage, Terminator};
+use crate::ir::{InstId, Shader, Stage};
 use crate::lower::{self, Gpu};
 use crate::opt;
 use crate::valhall::Opcode;
@@ -128,12 +126,7 @@ fn compile_to_ir_laps(text: &str, options: &Options, laps: &mut Laps) -> Result<
     laps.lap(|t| &mut t.optimize);
     let (mut variants, cfg_changed) = match shader.stage {
         Stage::Vertex => split_idvs(shader),
-        _ => {
-            // The optimiser can leave an `if` whose arms it emptied; only `dead_cf` removes the
-            // branch, and it is run only then (it is the vertex variants' cleanup).
-            let cfg_changed = has_empty_if(&shader) && opt::dead_cf::run_reporting(&mut shader).control_flow;
-            (vec![("main".to_string(), shader)], cfg_changed)
-        }
+        _ => (vec![("main".to_string(), shader)], false),
     };
     for (name, v) in &mut variants {
         if cfg_changed {
@@ -235,19 +228,6 @@ impl Compiled {
     }
 }
 
-/// Whether some conditional branch leads to the same block either way, through arms without
-/// instructions (an `if`/`else` the optimiser emptied).
-fn has_empty_if(shader: &Shader) -> bool {
-    let through_empty = |b: Block| match shader.block(b).term {
-        Terminator::Jump(next) if shader.block(b).insts.is_empty() => next,
-        _ => b,
-    };
-    shader.blocks.iter().any(|block| match block.term {
-        Terminator::Branch { taken, fallthrough, .. } => through_empty(taken) == through_empty(fallthrough),
-        _ => false,
-    })
-}
-
 /// Mesa's IDVS split (§A.5.3): the position variant keeps the position/point-size/layer stores
 /// (`.istream`), the varying variant the others (`.estream`); each is cleaned by
 /// [`opt::dead_cf`], which also removes the control flow that only fed the dropped stores. A
@@ -321,15 +301,15 @@ mod tests {
     }
 
     /// An `if`/`else` whose arms the optimiser empties (both read undefined temporaries, which
-    /// are zero) leaves no branch in a fragment shader.
+    /// are zero) leaves no branch in a fragment shader (`opt::select`).
     #[test]
     fn fragment_shaders_lose_ifs_the_optimiser_emptied() {
         let text = "FRAG\nDCL OUT[0], COLOR\nDCL CONST[0]\nDCL TEMP[0..2], LOCAL\n  0: IF CONST[0].xxxx\n  1:   MOV TEMP[0], TEMP[1]\n  2: ELSE\n  3:   MOV TEMP[0], TEMP[2]\n  4: ENDIF\n  5: MOV OUT[0], TEMP[0]\n  6: END\n";
         let ir = compile_to_ir(text, &Options::default()).unwrap();
         let main = &ir.variants[0].1;
         assert_eq!(main.blocks.len(), 1, "{}", crate::ir::text::print(main));
-        // An `if` with work in an arm stays.
-        let kept = text.replace("MOV TEMP[0], TEMP[2]", "MOV TEMP[0], CONST[0].yyyy");
+        // An `if` with an effect in an arm stays.
+        let kept = text.replace("MOV TEMP[0], TEMP[2]", "KILL");
         let ir = compile_to_ir(&kept, &Options::default()).unwrap();
         assert!(ir.variants[0].1.blocks.len() > 1);
     }

@@ -13,6 +13,7 @@ mod facts;
 pub mod fma;
 pub mod merge_blocks;
 pub mod mod_fold;
+pub mod select;
 pub mod simplify;
 pub mod sink;
 pub mod unreachable;
@@ -168,8 +169,14 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 ///   `mod_fold`, `dce` and itself.
 /// * `dce` only removes unused instructions: producers lose readers (`mod_fold`, `fma`, only
 ///   if their last run held a candidate back for its producer's other readers: every other
-///   condition they test is unchanged); its mark-and-sweep leaves nothing unmarked behind
-///   (idempotent).
+///   condition they test is unchanged), and arms lose instructions (`select`); its
+///   mark-and-sweep leaves nothing unmarked behind (idempotent).
+/// * `select` turns small `if`s into `CSEL`s: it changes the CFG (work for `merge_blocks`) and
+///   puts arms and joins into one block, so it can give every other pass work. It is
+///   idempotent: an arm it could not convert is too large or holds an instruction it keeps
+///   branched, and only a pass that removes or rewrites instructions changes that (every pass
+///   but itself enables it: `const_fold`, `simplify` and `fma` included, whose rewrites turn
+///   instructions into copies or remove products).
 struct Step {
     name: &'static str,
     pass: Pass,
@@ -188,10 +195,11 @@ const SIMPLIFY: u16 = 1 << 3;
 const MOD_FOLD: u16 = 1 << 4;
 const FMA: u16 = 1 << 5;
 const DCE: u16 = 1 << 6;
-const ALL: u16 = (1 << 7) - 1;
+const SELECT: u16 = 1 << 7;
+const ALL: u16 = (1 << 8) - 1;
 const ALL_BUT_MERGE: u16 = ALL & !MERGE_BLOCKS;
 
-const PIPELINE: [Step; 7] = [
+const PIPELINE: [Step; 8] = [
     // In the order of the bits above.
     Step {
         name: "merge_blocks",
@@ -210,14 +218,14 @@ const PIPELINE: [Step; 7] = [
     Step {
         name: "const_fold",
         pass: |s, a| Outcome::of(const_fold::run_in(s, &mut a.scratch)),
-        enables: COPY_PROP | CONST_FOLD | DCE,
+        enables: COPY_PROP | CONST_FOLD | DCE | SELECT,
         idempotent: false,
         changes_cfg: false,
     },
     Step {
         name: "simplify",
         pass: |s, _| simplify::run_reporting(s),
-        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA,
+        enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | SELECT,
         idempotent: true,
         changes_cfg: false,
     },
@@ -231,16 +239,23 @@ const PIPELINE: [Step; 7] = [
     Step {
         name: "fma",
         pass: |s, a| fma::run_reporting(s, &mut a.scratch),
-        enables: CONST_FOLD | MOD_FOLD | FMA | DCE,
+        enables: CONST_FOLD | MOD_FOLD | FMA | DCE | SELECT,
         idempotent: false,
         changes_cfg: false,
     },
     Step {
         name: "dce",
         pass: |s, a| Outcome::of(dce::run_in(s, &mut a.scratch)),
-        enables: MOD_FOLD | FMA,
+        enables: MOD_FOLD | FMA | SELECT,
         idempotent: true,
         changes_cfg: false,
+    },
+    Step {
+        name: "select",
+        pass: |s, _| Outcome::of(select::run(s)),
+        enables: ALL & !SELECT,
+        idempotent: true,
+        changes_cfg: true,
     },
 ];
 
@@ -398,6 +413,7 @@ mod tests {
             (MOD_FOLD, "mod_fold"),
             (FMA, "fma"),
             (DCE, "dce"),
+            (SELECT, "select"),
         ];
         for (bit, name) in named {
             assert_eq!(PIPELINE[bit.trailing_zeros() as usize].name, name);

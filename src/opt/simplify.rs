@@ -10,6 +10,10 @@
 //! * `{L,R}SHIFT_{AND,OR,XOR}.i32 x, 0, b` with `b` (after its `.not`) the identity of the
 //!   combine — all ones for AND, zero for OR and XOR — and no `.not_result` → `copy x`.
 //!
+//! * `CSEL.{u32,s32,f32} a, b, x, x` (both results the same plain operand) → `copy x`, whatever
+//!   the comparison gives (`select` leaves these when both arms of an `if` computed equal
+//!   constants).
+//!
 //! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. The
 //! replaced instruction becomes a `copy` of the kept operand, which `copy_prop` forwards. One
 //! visit per instruction: linear.
@@ -104,6 +108,9 @@ pub(super) fn has_identities(op: Opcode) -> bool {
             | RSHIFT_AND_I32
             | RSHIFT_OR_I32
             | RSHIFT_XOR_I32
+            | CSEL_U32
+            | CSEL_S32
+            | CSEL_F32
     )
 }
 
@@ -123,6 +130,7 @@ fn simplify(inst: &Inst) -> Option<Inst> {
         LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_AND_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 => {
             shift_identity(inst)
         }
+        CSEL_U32 | CSEL_S32 | CSEL_F32 if inst.srcs[2] == inst.srcs[3] => copy_of(inst, inst.srcs[2]),
         _ => None,
     }
 }
@@ -196,6 +204,8 @@ mod tests {
         ] {
             check(body, "    %9 = copy %0\n");
         }
+        check("    %9 = CSEL.u32.eq %0, #0x0, #0x3F800000, #0x3F800000\n", "    %9 = copy #0x3F800000\n");
+        check("    %9 = CSEL.f32.lt %0, %1, %1, %1\n", "    %9 = copy %1\n");
     }
 
     #[test]
@@ -210,6 +220,7 @@ mod tests {
             "    %9 = LSHIFT_OR.i32 %0, #0x1.b00, #0x0\n",
             "    %9 = LSHIFT_AND.i32 %0, #0x0.b00, #0x0\n",
             "    %9 = LSHIFT_OR.i32.not_result %0, #0x0.b00, #0x0\n",
+            "    %9 = CSEL.u32.eq %0, #0x0, %1, %0\n",
         ] {
             check(body, body);
         }
