@@ -352,17 +352,17 @@ impl MachOp {
         Condition::from_index(self.mods[ModSlots::of(self.opcode).condition?])
     }
 
-    /// The number of components a load with a `vector_size` modifier transfers (`None` for
-    /// other instructions).
-    pub fn components(&self) -> Option<usize> {
-        Some(usize::from(self.mods[ModSlots::of(self.opcode).vector_size?]) + 1)
+    pub fn vector_size(&self) -> Option<VectorSize> {
+        VectorSize::from_index(self.mods[ModSlots::of(self.opcode).vector_size?])
     }
 
-    /// Sets the number of components (1 to 4) of a load with a `vector_size` modifier.
-    pub fn set_components(&mut self, n: usize) {
-        let slot = ModSlots::of(self.opcode).vector_size.expect("the instruction has a vector_size modifier");
-        debug_assert!((1..=4).contains(&n));
-        self.mods[slot] = (n - 1) as u8;
+    pub fn set_vector_size(&mut self, v: VectorSize) -> Result<(), InstrError> {
+        let Some(i) = ModSlots::of(self.opcode).vector_size else {
+            let name = self.info().name;
+            return Err(InstrError::NoSuch { instr: name, what: "modifier", name: "vector_size".to_string() });
+        };
+        self.mods[i] = v.index();
+        Ok(())
     }
 
     /// Sets the clamp modifier.

@@ -11,6 +11,7 @@
 
 use super::{Scratch, facts, filled};
 use crate::ir::{InstId, Shader, Terminator, Value};
+use crate::valhall::tables::{IsaEnum, VectorSize};
 
 pub fn run(shader: &mut Shader) -> bool {
     run_in(shader, &mut Scratch::default())
@@ -86,7 +87,8 @@ pub(super) fn narrow_all(shader: &mut Shader, loads: &[InstId], read: &[bool]) -
 fn narrow(shader: &mut Shader, id: InstId, read: &[bool]) -> bool {
     let inst = shader.inst(id);
     let list = inst.staging[0];
-    let Some(components) = inst.mach.components() else { return false };
+    let Some(size) = inst.mach.vector_size() else { return false };
+    let components = usize::from(size.index()) + 1;
     if list.len() != components {
         return false;
     }
@@ -101,7 +103,8 @@ fn narrow(shader: &mut Shader, id: InstId, read: &[bool]) -> bool {
     }
     let inst = shader.inst_mut(id);
     inst.staging[0] = list.prefix(needed);
-    inst.mach.set_components(needed);
+    let size = VectorSize::from_index((needed - 1) as u8).expect("1 to 3 components");
+    let _ = inst.mach.set_vector_size(size);
     true
 }
 

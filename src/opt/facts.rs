@@ -111,7 +111,7 @@ mod tests {
         for op in Opcode::ALL.into_iter().filter(|&op| narrowable(op)) {
             let info = op.info();
             assert!(!Inst::machine(Instr::new(op)).has_side_effects(), "{op:?}");
-            assert!(MachOp::new(op).components().is_some(), "{op:?} has no vector_size");
+            assert!(MachOp::new(op).vector_size().is_some(), "{op:?} has no vector_size");
             assert_eq!(info.staging.iter().filter(|s| s.write).count(), 1, "{op:?}");
             assert!(info.staging[0].write && info.dest_registers() == 0, "{op:?}");
         }
