@@ -350,7 +350,8 @@ impl<'a> Builder<'a> {
 
     /// `c != 0 ? t : f`.
     pub fn select(&mut self, c: impl Into<Src>, t: impl Into<Src>, f: impl Into<Src>) -> Value {
-        self.csel(false, Condition::Eq, c.into(), Src::konst(0), f.into(), t.into())
+        let (mach, srcs) = select_parts(c.into(), t.into(), f.into());
+        self.clean_alu(mach, &srcs)
     }
 
     /// The shift/bitwise family: `(a shifted by shift) OP b`, where `shift` is a byte lane
@@ -405,6 +406,14 @@ fn set_mod<E: IsaEnum>(mach: &mut MachOp, slot: impl Fn(&ModSlots) -> Option<usi
     if let Some(k) = slot(ModSlots::of(mach.opcode)) {
         mach.mods[k] = value.index();
     }
+}
+
+/// The operation and sources of `c != 0 ? t : f`, as [`Builder::select`] emits it:
+/// `CSEL.u32.eq c, #0, f, t` (for rewriting an instruction in place).
+pub fn select_parts(c: Src, t: Src, f: Src) -> (MachOp, [Src; 4]) {
+    let mut mach = template(Opcode::CSEL_U32).mach;
+    set_mod(&mut mach, |s| s.condition, Condition::Eq);
+    (mach, [c, Src::konst(0), f, t])
 }
 
 /// Index of `.b00` in the `lanes_8_bit` enum (the shift-amount field of shifts and CLPER).

@@ -15,9 +15,8 @@
 //! each instruction of an arm moves once.
 
 use super::facts;
-use crate::ir::{Block, InstKind, MachOp, Operand, Shader, Src, Terminator};
-use crate::valhall::Opcode;
-use crate::valhall::tables::{Condition, IsaEnum};
+use crate::ir::builder::select_parts;
+use crate::ir::{Block, InstKind, Operand, Shader, Src, Terminator};
 
 /// The most instructions the arms of one `if` may hold together (Mesa's panfrost uses 64).
 pub const LIMIT: usize = 64;
@@ -51,14 +50,11 @@ pub fn run(shader: &mut Shader) -> bool {
         // The predecessor of the join on each edge.
         let taken_pred = taken_arm.unwrap_or(branch);
         let fall_pred = fall_arm.unwrap_or(branch);
-        // Each φ of the join becomes `CSEL.u32.eq cond, #0, a, b` in place: its value on the
-        // edge taken when `cond` is zero (`if_zero`) or the other edge otherwise is `a`.
+        // Each φ of the join becomes, in place, a select on `cond` of its values on the two
+        // edges: the taken edge is the one for `cond` zero when `if_zero`, else non-zero.
         let preds = shader.blocks[join.index()].preds.clone();
         let taken_index = preds.iter().position(|&p| p == taken_pred).expect("the join's predecessors");
         let fall_index = preds.iter().position(|&p| p == fall_pred).expect("the join's predecessors");
-        let mut csel = MachOp::new(Opcode::CSEL_U32);
-        let condition = csel.info().enum_mod_index("condition", Condition::ID).expect("CSEL has a condition");
-        csel.mods[condition] = Condition::Eq.index();
         for i in 0..shader.blocks[join.index()].insts.len() {
             let id = shader.blocks[join.index()].insts[i];
             let inst = shader.inst(id);
@@ -71,16 +67,13 @@ pub fn run(shader: &mut Shader) -> bool {
             let args = shader.get(inst.args);
             let (on_taken, on_fall) = (args[taken_index], args[fall_index]);
             let (zero, nonzero) = if if_zero { (on_taken, on_fall) } else { (on_fall, on_taken) };
+            let value = |v| Src::new(Operand::Value(v));
+            let (mach, srcs) = select_parts(value(cond), value(nonzero), value(zero));
             let inst = shader.inst_mut(id);
             inst.kind = InstKind::Machine;
-            inst.mach = csel;
+            inst.mach = mach;
             inst.args = crate::ir::ValueList::EMPTY;
-            inst.srcs = [
-                Src::new(Operand::Value(cond)),
-                Src::konst(0),
-                Src::new(Operand::Value(zero)),
-                Src::new(Operand::Value(nonzero)),
-            ];
+            inst.srcs = srcs;
         }
         // The arms' instructions move to the end of the branching block, in layout order (each
         // reads only what dominates its arm: what dominates the branch, or its own results).
