@@ -4,7 +4,6 @@
 //! parse ─ check ─ lower ─ optimize ─ sink ─ [IDVS split: position / varying, dead_cf] ─ legalize ─ cse/dce
 //!       ─ per variant: regalloc ─ flow ─ encode ─ link (padding, offsets) ─ metadata
 //! ```
-
 //!
 //! Every stage is one module's public function; the IR verifier runs after each pass in tests
 //! and debug builds. `print_after` collects the IR text after the named passes for

@@ -156,7 +156,7 @@ mod tests {
     }
 
     #[test]
-    fn keeps_arms_with_messages_loops_and_large_arms() {
+    fn keeps_arms_with_effects_or_cross_lane_reads_and_arms_over_the_limit() {
         // A store (a side effect) and a cross-lane read in an arm; then arms over the limit.
         for arm in ["    STORE.i32.slot0 @%0, %0:%1, offset:0\n", "    %2 = CLPER.i32.subgroup4 %0, #0x0.b00\n"] {
             let text =

@@ -1,5 +1,5 @@
-//! Algebraic identities with one constant operand, each exact for every value of the other
-//! operands (NaNs, signed zeros, denormals and overflow included):
+//! Algebraic identities, each exact for every value of the other operands (NaNs, signed zeros,
+//! denormals and overflow included):
 //!
 //! * `FMA.f32 a, ±1, c` (either factor) → `FADD.f32 ±a, c`: `a·1` is exact, so both round
 //!   `a + c` once; the NaN rules see the same NaN operands; the clamp and flow are kept. A
@@ -9,7 +9,6 @@
 //!   the whole word (saturation cannot trigger: nothing overflows).
 //! * `{L,R}SHIFT_{AND,OR,XOR}.i32 x, 0, b` with `b` (after its `.not`) the identity of the
 //!   combine — all ones for AND, zero for OR and XOR — and no `.not_result` → `copy x`.
-//!
 //! * `CSEL.{u32,s32,f32} a, b, x, x` (both results the same plain operand) → `copy x`, whatever
 //!   the comparison gives (`select` leaves these when both arms of an `if` computed equal
 //!   constants).
@@ -204,6 +203,10 @@ mod tests {
         ] {
             check(body, "    %9 = copy %0\n");
         }
+    }
+
+    #[test]
+    fn selects_of_one_operand_become_copies() {
         check("    %9 = CSEL.u32.eq %0, #0x0, #0x3F800000, #0x3F800000\n", "    %9 = copy #0x3F800000\n");
         check("    %9 = CSEL.f32.lt %0, %1, %1, %1\n", "    %9 = copy %1\n");
     }
