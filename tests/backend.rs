@@ -102,6 +102,7 @@ file_tests!(
     waits_varying,
     waits_memory,
     wait_before_reconverge,
+    wait_hoisted_before_loop,
     barrier,
     discard_skip,
     spilling,

@@ -18,6 +18,8 @@
 //! * D5 — BARRIER waits for every busy general slot, and carries `.wait` itself;
 //! * D6 — fragment shaders: `.wait` (0,1,2,6,7) right before BLEND, LD_TILE, ST_TILE;
 //!   `.wait0126` right before ATEST and ZS_EMIT; `.wait0` right after ATEST.
+//! * D7 — a loop whose body waits for a slot its preheader leaves busy waits for it at the end
+//!   of the preheader instead (once, not on every iteration; see [`loop_entry_waits`]).
 //!
 //! A wait is a `NOP` carrying the flow, placed right before the instruction (folded into the
 //! instruction before it where [`merge`](super::merge) allows); a wait after an instruction is
@@ -426,31 +428,23 @@ pub fn insert(mach: &mut MachShader) {
     // Fixed point over the CFG. A block whose entry state did not change since it was last
     // simulated keeps its exit state. Each simulation records the waits before every
     // instruction; the last simulation of a block ran from its final entry state, so its record
-    // is the answer.
+    // is the answer. A loop whose body waits for slots its preheader leaves busy gets those
+    // waits at the end of the preheader instead (D7), and the fixed point runs once more.
     let mut masks = vec![0u8; effects.len()];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (b, block) in mach.blocks.iter().enumerate() {
-            let mut s = State::default();
-            for &p in &block.preds {
-                s = s.union(&blocks[p].exit);
+    let mut hoisted: Vec<u8> = Vec::new();
+    loop {
+        fixed_point(mach, &mut blocks, &mut effects, &mut masks, &hoisted);
+        if !hoisted.is_empty() {
+            break;
+        }
+        match loop_entry_waits(mach, &blocks, &masks) {
+            Some(waits) => {
+                hoisted = waits;
+                for flow in &mut blocks {
+                    *flow = BlockFlow { insts: flow.insts.clone(), ..BlockFlow::default() };
+                }
             }
-            let flow = &mut blocks[b];
-            if flow.simulated && flow.entry == s {
-                continue;
-            }
-            flow.simulated = true;
-            flow.entry = s;
-            let range = flow.insts.clone();
-            let mut out = simulate(&block.insts, &mut effects[range.clone()], s, &mut masks[range]);
-            // Outstanding varying loads are waited for at the end of a block (D3).
-            flow.end_waits = out.varying;
-            out.wait(out.varying);
-            if out != flow.exit {
-                flow.exit = out;
-                changed = true;
-            }
+            None => break,
         }
     }
     // Place the waits: folded into the instruction before (M1) in place; the few that need a
@@ -492,6 +486,74 @@ pub fn insert(mach: &mut MachShader) {
             }
         }
     }
+}
+
+/// Iterates the data-flow to its fixed point, recording the waits before every instruction in
+/// `masks`. `hoisted` (empty, or one mask per block) adds waits at the end of loop preheaders.
+fn fixed_point(mach: &MachShader, blocks: &mut [BlockFlow], effects: &mut [Effect], masks: &mut [u8], hoisted: &[u8]) {
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (b, block) in mach.blocks.iter().enumerate() {
+            let mut s = State::default();
+            for &p in &block.preds {
+                s = s.union(&blocks[p].exit);
+            }
+            let flow = &mut blocks[b];
+            if flow.simulated && flow.entry == s {
+                continue;
+            }
+            flow.simulated = true;
+            flow.entry = s;
+            let range = flow.insts.clone();
+            let mut out = simulate(&block.insts, &mut effects[range.clone()], s, &mut masks[range]);
+            // Outstanding varying loads are waited for at the end of a block (D3), and before a
+            // loop the slots its body would wait for (D7).
+            let end = out.varying | hoisted.get(b).map_or(0, |&h| h & out.busy);
+            flow.end_waits = end;
+            out.wait(end);
+            if out != flow.exit {
+                flow.exit = out;
+                changed = true;
+            }
+        }
+    }
+}
+
+/// D7: the slots to wait for at the end of each loop preheader, or `None` when no loop waits
+/// for a slot its preheader leaves busy. A message issued before a loop and waited for inside
+/// it would otherwise keep a wait in the body on every iteration (often a NOP of its own, at
+/// the top of a block after a `.reconverge`), as the loop header's entry state is the union of
+/// the preheader's exit and the back edges'. Waiting for a slot waits for every message
+/// outstanding on it, so when the first iteration reaches the body's wait, that wait covered
+/// the earlier message too: hoisted, it only comes sooner. (It costs more only when every
+/// wait for the slot in the body is on a path the loop rarely takes.)
+///
+/// A loop is the blocks from its header (a block with a predecessor laid out at or after it)
+/// to the last of those predecessors: TGSI's loops are structured, and layout keeps each body
+/// contiguous. The header's other predecessors are its preheaders, each with the header as its
+/// only successor (critical edges are split).
+fn loop_entry_waits(mach: &MachShader, blocks: &[BlockFlow], masks: &[u8]) -> Option<Vec<u8>> {
+    let mut hoisted: Option<Vec<u8>> = None;
+    for (h, header) in mach.blocks.iter().enumerate() {
+        let Some(&latch) = header.preds.iter().filter(|&&p| p >= h).max() else { continue };
+        let entering = header.preds.iter().filter(|&&p| p < h).fold(0, |busy, &p| busy | blocks[p].exit.busy);
+        if entering == 0 {
+            continue;
+        }
+        let body = blocks[h].insts.start..blocks[latch].insts.end;
+        let waited =
+            masks[body].iter().fold(0, |m, &w| m | w) | blocks[h..=latch].iter().fold(0, |m, f| m | f.end_waits);
+        let hoist = entering & waited & GENERAL;
+        if hoist == 0 {
+            continue;
+        }
+        let waits = hoisted.get_or_insert_with(|| vec![0; mach.blocks.len()]);
+        for &p in header.preds.iter().filter(|&&p| p < h) {
+            waits[p] |= hoist;
+        }
+    }
+    hoisted
 }
 
 /// Gives a message its slot (and the fixed flows of ATEST and BARRIER, D5/D6).
