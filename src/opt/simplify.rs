@@ -12,12 +12,17 @@
 //! * `CSEL.{u32,s32,f32} a, b, x, x` (both results the same plain operand) → `copy x`, whatever
 //!   the comparison gives (`select` leaves these when both arms of an `if` computed equal
 //!   constants).
+//! * A 32-bit shift-and-combine with constant operands that reads one byte or half-word of a
+//!   value → the conversion reading it: `(x >> 8k) & 0xFF` → `U8_TO_U32 x.bk`, `x & 0xFFFF`
+//!   and `x >> 16` → `U16_TO_U32` of the half, arithmetic `x >> 24` / `x >> 16` →
+//!   `S8_TO_S32` / `S16_TO_S32`, `x << 16` → `MKVEC.v2i16 #0, x.h0` (see [`extraction`]).
 //!
-//! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. The
-//! replaced instruction becomes a `copy` of the kept operand, which `copy_prop` forwards. One
-//! visit per instruction: linear.
+//! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. An
+//! identity's instruction becomes a `copy` of the kept operand, which `copy_prop` forwards; a
+//! byte or half-word read is rewritten in place. One visit per instruction: linear.
 
 use super::{Outcome, facts};
+use crate::ir::builder::LANE_B00;
 use crate::ir::{Inst, InstKind, Operand, Shader, Src};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
@@ -88,6 +93,82 @@ fn shift_identity(inst: &Inst) -> Option<Inst> {
     copy_of(inst, inst.srcs[0])
 }
 
+/// The shift amount of a shift's second source when it is a constant read as `#k.b00` (the
+/// lowering's form: the amount is byte 0).
+fn shift_amount(src: &Src) -> Option<u32> {
+    let k = src.operand.as_const()?;
+    let plain_but_lanes = !src.neg && !src.abs && !src.not && src.swizzle == 0 && src.lane == 0;
+    (plain_but_lanes && src.widen == LANE_B00).then_some(k & 0xFF)
+}
+
+/// A shift-and-combine with constant operands that reads one byte or half-word of its first
+/// operand, as the conversion that reads it directly: `U8_TO_U32`/`S8_TO_S32` with a byte lane,
+/// `U16_TO_U32`/`S16_TO_S32` with a half-word swizzle, and `x << 16` as `MKVEC.v2i16 #0, x.h0`.
+/// Shifts run on the SFU pipe, conversions on the CVT pipe at four times its rate, and a mask
+/// of 0xFF or 0xFFFF (which no immediate-table entry holds) needs no register. Mesa's NIR does
+/// the same (`extract_u8`/`extract_u16`).
+fn extraction(inst: &Inst) -> Option<Inst> {
+    use Opcode::*;
+    let [x, amount, combine, _] = &inst.srcs;
+    if !matches!(x.operand, Operand::Value(_)) || !x.is_plain() {
+        return None;
+    }
+    let s = shift_amount(amount)?;
+    let c = combine.operand.as_const()?;
+    if combine.neg || combine.abs || combine.swizzle != 0 || combine.widen != 0 || combine.lane != 0 {
+        return None;
+    }
+    let c = if combine.not { !c } else { c };
+    let op = inst.mach.opcode;
+    // `(x shift s) & mask`: OR and XOR with zero keep every bit.
+    let mask = match op {
+        LSHIFT_AND_I32 | RSHIFT_AND_I32 => c,
+        LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 if c == 0 => u32::MAX,
+        _ => return None,
+    };
+    if inst.mach.flag("not_result") == Some(true) {
+        return None;
+    }
+    let left = matches!(op, LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32);
+    let (opcode, src) = if left {
+        match s {
+            0 => byte_or_half(*x, 0, mask, false)?,
+            16 if mask | 0xFFFF == u32::MAX => {
+                let mut mach = Instr::new(MKVEC_V2I16);
+                mach.flow = inst.mach.flow;
+                return Some(Inst {
+                    dests: inst.dests,
+                    srcs: [Src::konst(0), x.swizzle(0), Src::NONE, Src::NONE],
+                    ..Inst::machine(mach)
+                });
+            }
+            _ => return None,
+        }
+    } else {
+        let signed = inst.mach.flag("signed") == Some(true);
+        // A logical shift clears the bits it shifts in: they are masked either way.
+        let mask = if signed || s >= 32 { mask } else { mask & (u32::MAX >> s) };
+        byte_or_half(*x, s, mask, signed)?
+    };
+    let mut mach = Instr::new(opcode);
+    mach.flow = inst.mach.flow;
+    Some(Inst { dests: inst.dests, srcs: [src, Src::NONE, Src::NONE, Src::NONE], ..Inst::machine(mach) })
+}
+
+/// `(x >> s) & mask` (arithmetic shift when `signed`) as a conversion of one byte or half-word
+/// of `x`, with the source reading it.
+fn byte_or_half(x: Src, s: u32, mask: u32, signed: bool) -> Option<(Opcode, Src)> {
+    use Opcode::*;
+    match (s, mask) {
+        (0 | 8 | 16 | 24, 0xFF) => Some((U8_TO_U32, x.lane((s / 8) as u8))),
+        (0 | 16, 0xFFFF) => Some((U16_TO_U32, x.swizzle((s / 16) as u8))),
+        // The byte or half-word the shift leaves, sign- or zero-extended by the shift.
+        (24, u32::MAX) => Some((if signed { S8_TO_S32 } else { U8_TO_U32 }, x.lane(3))),
+        (16, u32::MAX) => Some((if signed { S16_TO_S32 } else { U16_TO_U32 }, x.swizzle(1))),
+        _ => None,
+    }
+}
+
 /// Whether [`simplify`] has a rule for the opcode (its `facts::SIMPLIFIABLE` bit).
 pub(super) fn has_identities(op: Opcode) -> bool {
     use Opcode::*;
@@ -127,7 +208,7 @@ fn simplify(inst: &Inst) -> Option<Inst> {
         IMUL_I32 | IMUL_S32 if konst(b, 1) => copy_of(inst, *a),
         IMUL_I32 | IMUL_S32 if konst(a, 1) => copy_of(inst, *b),
         LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_AND_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 => {
-            shift_identity(inst)
+            shift_identity(inst).or_else(|| extraction(inst))
         }
         CSEL_U32 | CSEL_S32 | CSEL_F32 if inst.srcs[2] == inst.srcs[3] => copy_of(inst, inst.srcs[2]),
         _ => None,
@@ -211,6 +292,52 @@ mod tests {
         check("    %9 = CSEL.f32.lt %0, %1, %1, %1\n", "    %9 = copy %1\n");
     }
 
+    /// The word an instruction of `body` (one line defining %9 from %0) computes for `x` in %0,
+    /// with the emulator's arithmetic.
+    fn evaluate(inst: &Inst, x: u32) -> u32 {
+        let mut mach = inst.mach.instr();
+        let mut words = [0; 4];
+        for (k, src) in inst.sources().iter().enumerate() {
+            mach.srcs[k] = src.to_machine(crate::valhall::Base::Uniform(0));
+            words[k] = match src.operand {
+                Operand::Const(c) => c,
+                _ => x,
+            };
+        }
+        crate::emu::ConstEvaluator::default().eval(&mach, words).expect("an evaluable ALU instruction")
+    }
+
+    #[test]
+    fn byte_and_half_word_reads_become_conversions() {
+        for (body, expected) in [
+            ("LSHIFT_AND.i32 %0, #0x0.b00, #0xFF", "U8_TO_U32 %0.b0"),
+            ("RSHIFT_AND.i32 %0, #0x8.b00, #0xFF", "U8_TO_U32 %0.b1"),
+            ("RSHIFT_AND.i32.signed %0, #0x10.b00, #0xFF", "U8_TO_U32 %0.b2"),
+            ("RSHIFT_OR.i32 %0, #0x18.b00, #0x0", "U8_TO_U32 %0.b3"),
+            ("RSHIFT_AND.i32 %0, #0x18.b00, #0xFFFF", "U8_TO_U32 %0.b3"),
+            ("RSHIFT_XOR.i32.signed %0, #0x18.b00, #0x0", "S8_TO_S32 %0.b3"),
+            ("LSHIFT_AND.i32 %0, #0x0.b00, #0xFFFF0000.not", "U16_TO_U32 %0.h00"),
+            ("RSHIFT_OR.i32 %0, #0x10.b00, #0x0", "U16_TO_U32 %0.h10"),
+            ("RSHIFT_AND.i32.signed %0, #0x10.b00, #0xFFFF", "U16_TO_U32 %0.h10"),
+            ("RSHIFT_OR.i32.signed %0, #0x10.b00, #0x0", "S16_TO_S32 %0.h10"),
+            ("LSHIFT_OR.i32 %0, #0x10.b00, #0x0", "MKVEC.v2i16 #0x0.h00, %0.h00"),
+            ("LSHIFT_AND.i32 %0, #0x10.b00, #0xFFFF0000", "MKVEC.v2i16 #0x0.h00, %0.h00"),
+        ] {
+            let text = |line: &str| format!("{HEAD}    %9 = {line}\n{TAIL}");
+            let before = parse(&text(body)).unwrap();
+            let mut after = parse(&text(body)).unwrap();
+            run(&mut after);
+            crate::ir::verify::verify(&after).unwrap();
+            assert_eq!(print(&after), text(expected), "{body}");
+            // The same word for every input (the rewrite is exact, not only for these values).
+            let (old, new) = (&before.insts[2], &after.insts[2]);
+            for k in 0..4096u32 {
+                let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
+                assert_eq!(evaluate(old, x), evaluate(new, x), "{body} on {x:#x}");
+            }
+        }
+    }
+
     #[test]
     fn non_identities_stay() {
         for body in [
@@ -224,6 +351,17 @@ mod tests {
             "    %9 = LSHIFT_AND.i32 %0, #0x0.b00, #0x0\n",
             "    %9 = LSHIFT_OR.i32.not_result %0, #0x0.b00, #0x0\n",
             "    %9 = CSEL.u32.eq %0, #0x0, %1, %0\n",
+            // Not one whole byte or half-word, a computed amount, an inverted result, a left
+            // shift other than by 16, a narrower mask after a left shift.
+            "    %9 = RSHIFT_AND.i32 %0, #0x8.b00, #0xFFFF\n",
+            "    %9 = RSHIFT_AND.i32 %0, #0x4.b00, #0xFF\n",
+            "    %9 = RSHIFT_AND.i32 %0, #0x8.b00, #0x7F\n",
+            "    %9 = RSHIFT_OR.i32.signed %0, #0x8.b00, #0x0\n",
+            "    %9 = RSHIFT_OR.i32 %0, %1.b00, #0x0\n",
+            "    %9 = RSHIFT_OR.i32.not_result %0, #0x18.b00, #0x0\n",
+            "    %9 = LSHIFT_OR.i32 %0, #0x18.b00, #0x0\n",
+            "    %9 = LSHIFT_AND.i32 %0, #0x10.b00, #0xFF0000\n",
+            "    %9 = LSHIFT_AND.i32 %0.h1, #0x0.b00, #0xFF\n",
         ] {
             check(body, body);
         }
