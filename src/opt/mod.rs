@@ -51,6 +51,9 @@ pub struct Outcome {
     pub constant_moved: bool,
     /// `simplify`: an instruction became a copy (work for `copy_prop` and `const_fold`).
     pub copies_made: bool,
+    /// `simplify`: an instruction now reads past a value it read (which may be dead: work for
+    /// `dce`).
+    pub reads_dropped: bool,
     /// `mod_fold`: a run right after this one would find nothing (it is not idempotent in
     /// general).
     pub settled: bool,
@@ -301,6 +304,9 @@ pub fn optimize(shader: &mut Shader, options: &Options) -> Analyses {
                 let mut enables = step.enables;
                 if this == SIMPLIFY && !outcome.copies_made {
                     enables &= !(COPY_PROP | CONST_FOLD);
+                }
+                if this == SIMPLIFY && outcome.reads_dropped {
+                    enables |= DCE;
                 }
                 if this == FMA && !outcome.constant_fused {
                     enables &= !CONST_FOLD;

@@ -16,6 +16,9 @@
 //!   value → the conversion reading it: `(x >> 8k) & 0xFF` → `U8_TO_U32 x.bk`, `x & 0xFFFF`
 //!   and `x >> 16` → `U16_TO_U32` of the half, arithmetic `x >> 24` / `x >> 16` →
 //!   `S8_TO_S32` / `S16_TO_S32`, `x << 16` → `MKVEC.v2i16 #0, x.h0` (see [`extraction`]).
+//! * `U32_TO_F32`/`S32_TO_F32` of such a conversion → the byte or half-word converted straight
+//!   to binary32 (`U8_TO_F32 x.bk`, …; see [`conversion_of_conversion`]), the only rule that
+//!   reads past a source's definition (the run then reports work for `dce`).
 //!
 //! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. An
 //! identity's instruction becomes a `copy` of the kept operand, which `copy_prop` forwards; a
@@ -23,7 +26,7 @@
 
 use super::{Outcome, facts};
 use crate::ir::builder::LANE_B00;
-use crate::ir::{Inst, InstKind, Operand, Shader, Src};
+use crate::ir::{Inst, InstKind, Operand, Shader, Src, ValueInfo};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
@@ -169,6 +172,42 @@ fn byte_or_half(x: Src, s: u32, mask: u32, signed: bool) -> Option<(Opcode, Src)
     }
 }
 
+/// `U32_TO_F32`/`S32_TO_F32` of a byte or half-word conversion, as the conversion of that byte
+/// or half-word straight to binary32 (`U8_TO_F32`, `S8_TO_F32`, `U16_TO_F32`, `S16_TO_F32`),
+/// as Mesa's NIR does (`u2f32` of `extract_u8`): both are exact, whatever the rounding mode.
+/// A zero-extended value converts alike signed or unsigned; a sign-extended one only signed.
+/// The byte conversion is left for `dce` if nothing else reads it.
+fn conversion_of_conversion(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -> Option<Inst> {
+    use Opcode::*;
+    let x = inst.srcs[0];
+    let Operand::Value(v) = x.operand else { return None };
+    if !x.is_plain() {
+        return None;
+    }
+    let def = &insts[values[v.index()].def?.index()];
+    if def.dead || !def.is_machine() || def.mach.flow != 0 {
+        return None;
+    }
+    let signed = inst.mach.opcode == S32_TO_F32;
+    let opcode = match def.mach.opcode {
+        U8_TO_U32 => U8_TO_F32,
+        U16_TO_U32 => U16_TO_F32,
+        S8_TO_S32 if signed => S8_TO_F32,
+        S16_TO_S32 if signed => S16_TO_F32,
+        _ => return None,
+    };
+    let mut mach = Instr::new(opcode);
+    mach.flow = inst.mach.flow;
+    Some(Inst { dests: inst.dests, srcs: [def.srcs[0], Src::NONE, Src::NONE, Src::NONE], ..Inst::machine(mach) })
+}
+
+/// Whether `new` no longer reads a value `old` read (a rule that reads past a source leaves
+/// that source's definition with a reader fewer, perhaps none).
+fn drops_a_read(old: &Inst, new: &Inst) -> bool {
+    let reads = |inst: &Inst, v: Operand| inst.srcs.iter().any(|s| s.operand == v);
+    old.srcs.iter().any(|s| matches!(s.operand, Operand::Value(_)) && !reads(new, s.operand))
+}
+
 /// Whether [`simplify`] has a rule for the opcode (its `facts::SIMPLIFIABLE` bit).
 pub(super) fn has_identities(op: Opcode) -> bool {
     use Opcode::*;
@@ -191,11 +230,14 @@ pub(super) fn has_identities(op: Opcode) -> bool {
             | CSEL_U32
             | CSEL_S32
             | CSEL_F32
+            | U32_TO_F32
+            | S32_TO_F32
     )
 }
 
-/// The simplified form of an instruction, if one applies (only opcodes of [`has_identities`]).
-fn simplify(inst: &Inst) -> Option<Inst> {
+/// The simplified form of an instruction, if one applies (only opcodes of [`has_identities`]);
+/// `insts` and `values` are the shader's, for rules that look at a source's definition.
+fn simplify(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -> Option<Inst> {
     use Opcode::*;
     let [a, b, _, _] = &inst.srcs;
     let konst = |s: &Src, k: u32| plain_const(s) == Some(k);
@@ -211,6 +253,7 @@ fn simplify(inst: &Inst) -> Option<Inst> {
             shift_identity(inst).or_else(|| extraction(inst))
         }
         CSEL_U32 | CSEL_S32 | CSEL_F32 if inst.srcs[2] == inst.srcs[3] => copy_of(inst, inst.srcs[2]),
+        U32_TO_F32 | S32_TO_F32 => conversion_of_conversion(inst, insts, values),
         _ => None,
     }
 }
@@ -219,33 +262,39 @@ pub fn run(shader: &mut Shader) -> bool {
     run_reporting(shader).changed
 }
 
-/// [`run`], also saying whether an instruction became a copy.
+/// [`run`], also saying whether an instruction became a copy or stopped reading a value that
+/// may now be dead.
 pub fn run_reporting(shader: &mut Shader) -> Outcome {
     let facts = facts::table();
-    let (mut changed, mut copies_made) = (false, false);
-    let Shader { blocks, insts, .. } = shader;
+    let mut outcome = Outcome::default();
+    let Shader { blocks, insts, values, .. } = shader;
     for &id in blocks.iter().flat_map(|b| &b.insts) {
-        let inst = &mut insts[id.index()];
+        let inst = &insts[id.index()];
         if inst.dead || inst.dests.len() != 1 {
             continue;
         }
         // Most instructions have no identity: one table lookup skips them. The opcode list
         // behind the bit is kept beside `simplify`'s rules; debug builds check they agree.
         if facts::of(facts, inst) & facts::SIMPLIFIABLE == 0 {
-            debug_assert!(simplify(inst).is_none(), "{} has a rule but no SIMPLIFIABLE bit", inst.mach.info().name);
+            debug_assert!(
+                simplify(inst, insts, values).is_none(),
+                "{} has a rule but no SIMPLIFIABLE bit",
+                inst.mach.info().name
+            );
             continue;
         }
-        if let Some(new) = simplify(inst) {
+        if let Some(new) = simplify(inst, insts, values) {
             // A copy cannot carry flow bits; such instructions stay.
             if new.kind == InstKind::Copy && inst.mach.flow != 0 {
                 continue;
             }
-            copies_made |= new.kind == InstKind::Copy;
-            *inst = new;
-            changed = true;
+            outcome.copies_made |= new.kind == InstKind::Copy;
+            outcome.reads_dropped |= drops_a_read(inst, &new);
+            insts[id.index()] = new;
+            outcome.changed = true;
         }
     }
-    Outcome { changed, copies_made, ..Outcome::default() }
+    outcome
 }
 
 #[cfg(test)]
@@ -336,6 +385,32 @@ mod tests {
                 assert_eq!(evaluate(old, x), evaluate(new, x), "{body} on {x:#x}");
             }
         }
+    }
+
+    #[test]
+    fn float_conversions_of_byte_and_half_word_conversions_read_the_byte_or_half_word() {
+        for (producer, consumer, expected) in [
+            ("U8_TO_U32 %0.b2", "U32_TO_F32", "U8_TO_F32 %0.b2"),
+            ("U8_TO_U32 %0.b3", "S32_TO_F32", "U8_TO_F32 %0.b3"),
+            ("U16_TO_U32 %0.h10", "U32_TO_F32", "U16_TO_F32 %0.h10"),
+            ("S8_TO_S32 %0.b1", "S32_TO_F32", "S8_TO_F32 %0.b1"),
+            ("S16_TO_S32 %0.h00", "S32_TO_F32", "S16_TO_F32 %0.h00"),
+        ] {
+            let text = |last: &str| format!("{HEAD}    %8 = {producer}\n    %9 = {last}\n{TAIL}");
+            let before = parse(&text(&format!("{consumer} %8"))).unwrap();
+            let mut after = before.clone();
+            assert!(run_reporting(&mut after).reads_dropped, "{producer}");
+            crate::ir::verify::verify(&after).unwrap();
+            assert_eq!(print(&after), text(expected), "{producer}");
+            let (def, old, new) = (&before.insts[2], &before.insts[3], &after.insts[3]);
+            for k in 0..4096u32 {
+                let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
+                assert_eq!(evaluate(old, evaluate(def, x)), evaluate(new, x), "{producer} on {x:#x}");
+            }
+        }
+        // A sign-extended value converted as unsigned is not the byte's value.
+        let body = "    %8 = S8_TO_S32 %0.b1\n    %9 = U32_TO_F32 %8\n";
+        check(body, body);
     }
 
     #[test]
