@@ -431,21 +431,12 @@ pub fn insert(mach: &mut MachShader) {
     // is the answer. A loop whose body waits for slots its preheader leaves busy gets those
     // waits at the end of the preheader instead (D7), and the fixed point runs once more.
     let mut masks = vec![0u8; effects.len()];
-    let mut hoisted: Vec<u8> = Vec::new();
-    loop {
+    fixed_point(mach, &mut blocks, &mut effects, &mut masks, &[]);
+    if let Some(hoisted) = loop_entry_waits(mach, &blocks, &masks) {
+        for flow in &mut blocks {
+            *flow = BlockFlow { insts: flow.insts.clone(), ..BlockFlow::default() };
+        }
         fixed_point(mach, &mut blocks, &mut effects, &mut masks, &hoisted);
-        if !hoisted.is_empty() {
-            break;
-        }
-        match loop_entry_waits(mach, &blocks, &masks) {
-            Some(waits) => {
-                hoisted = waits;
-                for flow in &mut blocks {
-                    *flow = BlockFlow { insts: flow.insts.clone(), ..BlockFlow::default() };
-                }
-            }
-            None => break,
-        }
     }
     // Place the waits: folded into the instruction before (M1) in place; the few that need a
     // NOP of their own are inserted afterwards, rebuilding only those blocks.

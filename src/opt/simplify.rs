@@ -73,21 +73,33 @@ fn fma_by_one(inst: &Inst) -> Option<Inst> {
     Some(Inst { dests: inst.dests, srcs: [other, *c, Src::NONE, Src::NONE], ..Inst::machine(mach) })
 }
 
+/// The word a shift-and-combine's third source (the combine operand) reads, if it is a constant
+/// read whole, with its `.not` applied.
+fn combine_const(src: &Src) -> Option<u32> {
+    let c = src.operand.as_const()?;
+    if src.neg || src.abs || src.swizzle != 0 || src.widen != 0 || src.lane != 0 {
+        return None;
+    }
+    Some(if src.not { !c } else { c })
+}
+
+/// `inst` as `opcode` on `srcs`, with the same results and flow.
+fn rewritten(inst: &Inst, opcode: Opcode, srcs: [Src; 4]) -> Inst {
+    let mut mach = Instr::new(opcode);
+    mach.flow = inst.mach.flow;
+    Inst { dests: inst.dests, srcs, ..Inst::machine(mach) }
+}
+
 /// The identity of a shift-and-combine with a zero shift, as `copy x`.
 fn shift_identity(inst: &Inst) -> Option<Inst> {
     // The operands first: looking up the modifier by name costs more, and most shifts fail here.
     if inst.srcs[1].operand != Operand::Const(0) {
         return None;
     }
-    let b = inst.srcs[2];
-    let b_value = b.operand.as_const()?;
-    if b.neg || b.abs || b.swizzle != 0 || b.widen != 0 || b.lane != 0 {
-        return None;
-    }
+    let b_value = combine_const(&inst.srcs[2])?;
     if inst.mach.flag("not_result") == Some(true) {
         return None;
     }
-    let b_value = if b.not { !b_value } else { b_value };
     let and = matches!(inst.mach.opcode, Opcode::LSHIFT_AND_I32 | Opcode::RSHIFT_AND_I32);
     let identity = if and { u32::MAX } else { 0 };
     if b_value != identity {
@@ -117,11 +129,7 @@ fn extraction(inst: &Inst) -> Option<Inst> {
         return None;
     }
     let s = shift_amount(amount)?;
-    let c = combine.operand.as_const()?;
-    if combine.neg || combine.abs || combine.swizzle != 0 || combine.widen != 0 || combine.lane != 0 {
-        return None;
-    }
-    let c = if combine.not { !c } else { c };
+    let c = combine_const(combine)?;
     let op = inst.mach.opcode;
     // `(x shift s) & mask`: OR and XOR with zero keep every bit.
     let mask = match op {
@@ -133,43 +141,33 @@ fn extraction(inst: &Inst) -> Option<Inst> {
         return None;
     }
     let left = matches!(op, LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32);
-    let (opcode, src) = if left {
-        match s {
-            0 => byte_or_half(*x, 0, mask, false)?,
-            16 if mask | 0xFFFF == u32::MAX => {
-                let mut mach = Instr::new(MKVEC_V2I16);
-                mach.flow = inst.mach.flow;
-                return Some(Inst {
-                    dests: inst.dests,
-                    srcs: [Src::konst(0), x.swizzle(0), Src::NONE, Src::NONE],
-                    ..Inst::machine(mach)
-                });
-            }
-            _ => return None,
+    let (opcode, srcs) = match (left, s) {
+        (true, 0) => byte_or_half(*x, 0, mask, false)?,
+        (true, 16) if mask | 0xFFFF == u32::MAX => (MKVEC_V2I16, [Src::konst(0), x.swizzle(0)]),
+        (true, _) => return None,
+        (false, _) => {
+            let signed = inst.mach.flag("signed") == Some(true);
+            // A logical shift clears the bits it shifts in: they are masked either way.
+            let mask = if signed || s >= 32 { mask } else { mask & (u32::MAX >> s) };
+            byte_or_half(*x, s, mask, signed)?
         }
-    } else {
-        let signed = inst.mach.flag("signed") == Some(true);
-        // A logical shift clears the bits it shifts in: they are masked either way.
-        let mask = if signed || s >= 32 { mask } else { mask & (u32::MAX >> s) };
-        byte_or_half(*x, s, mask, signed)?
     };
-    let mut mach = Instr::new(opcode);
-    mach.flow = inst.mach.flow;
-    Some(Inst { dests: inst.dests, srcs: [src, Src::NONE, Src::NONE, Src::NONE], ..Inst::machine(mach) })
+    Some(rewritten(inst, opcode, [srcs[0], srcs[1], Src::NONE, Src::NONE]))
 }
 
 /// `(x >> s) & mask` (arithmetic shift when `signed`) as a conversion of one byte or half-word
-/// of `x`, with the source reading it.
-fn byte_or_half(x: Src, s: u32, mask: u32, signed: bool) -> Option<(Opcode, Src)> {
+/// of `x`, with its sources.
+fn byte_or_half(x: Src, s: u32, mask: u32, signed: bool) -> Option<(Opcode, [Src; 2])> {
     use Opcode::*;
-    match (s, mask) {
-        (0 | 8 | 16 | 24, 0xFF) => Some((U8_TO_U32, x.lane((s / 8) as u8))),
-        (0 | 16, 0xFFFF) => Some((U16_TO_U32, x.swizzle((s / 16) as u8))),
+    let (opcode, src) = match (s, mask) {
+        (0 | 8 | 16 | 24, 0xFF) => (U8_TO_U32, x.lane((s / 8) as u8)),
+        (0 | 16, 0xFFFF) => (U16_TO_U32, x.swizzle((s / 16) as u8)),
         // The byte or half-word the shift leaves, sign- or zero-extended by the shift.
-        (24, u32::MAX) => Some((if signed { S8_TO_S32 } else { U8_TO_U32 }, x.lane(3))),
-        (16, u32::MAX) => Some((if signed { S16_TO_S32 } else { U16_TO_U32 }, x.swizzle(1))),
-        _ => None,
-    }
+        (24, u32::MAX) => (if signed { S8_TO_S32 } else { U8_TO_U32 }, x.lane(3)),
+        (16, u32::MAX) => (if signed { S16_TO_S32 } else { U16_TO_U32 }, x.swizzle(1)),
+        _ => return None,
+    };
+    Some((opcode, [src, Src::NONE]))
 }
 
 /// `U32_TO_F32`/`S32_TO_F32` of a byte or half-word conversion, as the conversion of that byte
@@ -196,9 +194,7 @@ fn conversion_of_conversion(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -
         S16_TO_S32 if signed => S16_TO_F32,
         _ => return None,
     };
-    let mut mach = Instr::new(opcode);
-    mach.flow = inst.mach.flow;
-    Some(Inst { dests: inst.dests, srcs: [def.srcs[0], Src::NONE, Src::NONE, Src::NONE], ..Inst::machine(mach) })
+    Some(rewritten(inst, opcode, [def.srcs[0], Src::NONE, Src::NONE, Src::NONE]))
 }
 
 /// Whether `new` no longer reads a value `old` read (a rule that reads past a source leaves
