@@ -357,22 +357,21 @@ impl MachOp {
     }
 
     pub fn set_vector_size(&mut self, v: VectorSize) -> Result<(), InstrError> {
-        let Some(i) = ModSlots::of(self.opcode).vector_size else {
-            let name = self.info().name;
-            return Err(InstrError::NoSuch { instr: name, what: "modifier", name: "vector_size".to_string() });
-        };
+        let i = self.slot(ModSlots::of(self.opcode).vector_size, "vector_size")?;
         self.mods[i] = v.index();
         Ok(())
     }
 
     /// Sets the clamp modifier.
     pub fn set_clamp(&mut self, clamp: Clamp) -> Result<(), InstrError> {
-        let Some(i) = ModSlots::of(self.opcode).clamp else {
-            let name = self.info().name;
-            return Err(InstrError::NoSuch { instr: name, what: "modifier", name: "clamp".to_string() });
-        };
+        let i = self.slot(ModSlots::of(self.opcode).clamp, "clamp")?;
         self.mods[i] = clamp.index();
         Ok(())
+    }
+
+    /// The index of modifier `name` found in the slot table, or the error naming it.
+    fn slot(&self, slot: Option<usize>, name: &str) -> Result<usize, InstrError> {
+        slot.ok_or_else(|| InstrError::NoSuch { instr: self.info().name, what: "modifier", name: name.to_string() })
     }
 
     /// The value of immediate field `name` (sign-extended for signed fields).

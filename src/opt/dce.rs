@@ -172,61 +172,57 @@ mod tests {
     use super::*;
     use crate::ir::text::{parse, print};
 
+    /// The IR `text` after a run that changes it (checked by the verifier), which a second run
+    /// leaves as it is.
+    fn after_dce(text: &str) -> String {
+        let mut s = parse(text).unwrap();
+        assert!(run(&mut s), "nothing removed from {text}");
+        crate::ir::verify::verify(&s).unwrap();
+        let out = print(&s);
+        assert!(!run(&mut s), "a second run changed {out}");
+        out
+    }
+
     #[test]
     fn removes_dead_chains_keeps_side_effects() {
-        let mut s = parse(
+        let text = after_dce(
             "compute shader\nblock0:\n    %0 = preload r60\n    %1 = FADD.f32 %0, #0x0\n    %2 = FADD.f32 %1, %1\n    %3 = IADD.s32 %0, #0x1\n    STORE.i32.slot0 @%3, %0:%0, offset:0\n    BARRIER.slot7\n    end\n",
-        )
-        .unwrap();
-        assert!(run(&mut s));
+        );
         assert_eq!(
-            print(&s),
+            text,
             "compute shader\nblock0:\n    %0 = preload r60\n    %3 = IADD.s32 %0, #0x1\n    STORE.i32.slot0 @%3, %0:%0, offset:0\n    BARRIER.slot7\n    end\n"
         );
-        assert!(!run(&mut s));
     }
 
     #[test]
     fn narrows_loads_to_the_last_component_read() {
-        let mut s = parse(
+        let text = after_dce(
             "fragment shader\nblock0:\n    %0 = preload r61\n    %1, %2, %3, %4 = LD_VAR_BUF_IMM.f32.slot0.v4.src_f32.center.store %0, index:0x0\n    %5, %6, %7, %8 = LD_VAR_BUF_IMM.f32.slot0.v4.src_f32.center.store %0, index:0x10\n    %9 = FADD.f32 %1, %7\n    STORE.i32.slot0 @%9, %0:%0, offset:0\n    end\n",
-        )
-        .unwrap();
-        assert!(run(&mut s));
-        crate::ir::verify::verify(&s).unwrap();
+        );
         // A leading component nobody reads stays (%6): a load starts at its first component.
         assert_eq!(
-            print(&s),
+            text,
             "fragment shader\nblock0:\n    %0 = preload r61\n    %1 = LD_VAR_BUF_IMM.f32.slot0.src_f32.center.store %0, index:0x0\n    %5, %6, %7 = LD_VAR_BUF_IMM.f32.slot0.v3.src_f32.center.store %0, index:0x10\n    %9 = FADD.f32 %1, %7\n    STORE.i32.slot0 @%9, %0:%0, offset:0\n    end\n"
         );
-        assert!(!run(&mut s));
     }
 
     #[test]
     fn narrows_across_blocks_and_leaves_packed_loads() {
         // The general path: a component read only in another block, or by a φ, is kept.
-        let mut s = parse(
+        let text = after_dce(
             "vertex shader\nblock0:\n    %0 = preload r60\n    %1 = preload r61\n    %2, %3, %4, %5 = LD_ATTR_IMM.v4.f32.slot0 %0, %1, index:0x0, table:0x1\n    %6, %7 = LD_ATTR_IMM.v4.f16.slot0 %0, %1, index:0x1, table:0x1\n    branch.z %2, block2, block1\nblock1:                    ; preds: block0\n    jump block2\nblock2:                    ; preds: block0, block1\n    %8 = phi [%3, block0], [%2, block1]\n    STORE.i32.slot0 @%8, %0:%6, offset:0\n    end\n",
-        )
-        .unwrap();
-        assert!(run(&mut s));
-        crate::ir::verify::verify(&s).unwrap();
-        let text = print(&s);
+        );
         assert!(text.contains("%2, %3 = LD_ATTR_IMM.v2.f32.slot0 %0, %1"), "{text}");
         // Two 16-bit components per register: not narrowed (%7 is never read).
         assert!(text.contains("%6, %7 = LD_ATTR_IMM.v4.f16.slot0"), "{text}");
-        assert!(!run(&mut s));
     }
 
     #[test]
     fn removes_dead_phi_cycles() {
-        let mut s = parse(
+        let text = after_dce(
             "compute shader\nblock0:\n    %0 = preload r60\n    jump block1\nblock1:\n    %1 = phi [%0, block0], [%2, block1]\n    %2 = IADD.s32 %1, #0x1\n    branch.z %0, block2, block1\nblock2:\n    end\n",
-        )
-        .unwrap();
-        assert!(run(&mut s));
-        crate::ir::verify::verify(&s).unwrap();
-        assert!(!print(&s).contains("phi"), "{}", print(&s));
-        assert!(print(&s).contains("preload"), "the branch condition keeps its definition");
+        );
+        assert!(!text.contains("phi"), "{text}");
+        assert!(text.contains("preload"), "the branch condition keeps its definition");
     }
 }
