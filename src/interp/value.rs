@@ -106,6 +106,16 @@ pub fn ulp(x: f32) -> f64 {
     2f64.powi(exp - 23)
 }
 
+/// The smallest magnitude that rounds to an infinity in binary32 (round to nearest even):
+/// the largest finite value plus half its ulp, `2^128 − 2^103`.
+pub const OVERFLOW: f64 = 340_282_356_779_733_661_637_539_395_458_142_568_448.0;
+
+/// Whether a value within `e` of the finite `x` can round to an infinity: the interval reaches
+/// [`OVERFLOW`].
+pub fn may_overflow(x: f32, e: f64) -> bool {
+    (x.abs() as f64) + e >= OVERFLOW
+}
+
 /// The next f32 towards +∞ (NaN and +∞ unchanged).
 pub fn next_up(x: f32) -> f32 {
     if x.is_nan() || x == f32::INFINITY {
@@ -138,7 +148,7 @@ pub fn err32(e: f64) -> f32 {
 /// A float result `r` of an operation whose operands carried the error `e_in` (already
 /// scaled by the operation's sensitivity). Exact operands give an exact result; inexact ones
 /// add one ulp for the operation's own rounding. A non-finite result from inexact operands
-/// is unconstrained.
+/// is unconstrained, and so is one that may be infinite ([`bounded`]).
 pub fn result(r: f32, e_in: f64) -> Val {
     if e_in == 0.0 {
         return Val::f(r);
@@ -146,7 +156,15 @@ pub fn result(r: f32, e_in: f64) -> Val {
     if !r.is_finite() || !e_in.is_finite() {
         return Val::unknown(r.to_bits());
     }
-    Val { bits: r.to_bits(), err: err32(e_in + ulp(r)) }
+    bounded(r, e_in + ulp(r))
+}
+
+/// The finite `r` within `e`, unless that interval reaches the overflow threshold: then another
+/// executor's value may be ±∞ (`pow(FLT_MAX, 1)` as `exp2(1 · log2 FLT_MAX)`, where `log2`
+/// rounds up to 128), and no interval bounds what is computed from an infinity (`∞ · 0`), so
+/// the value is unconstrained.
+fn bounded(r: f32, e: f64) -> Val {
+    if may_overflow(r, e) { Val::unknown(r.to_bits()) } else { Val { bits: r.to_bits(), err: err32(e) } }
 }
 
 /// An approximate operation's result: the value `r` (computed as accurately as possible),
@@ -164,7 +182,7 @@ pub fn approx(r: f32, bound: f64, e_in: f64, overflow: bool) -> Val {
     if r.is_infinite() {
         return if e_in == 0.0 && !overflow { Val::f(r) } else { Val::unknown(r.to_bits()) };
     }
-    Val { bits: r.to_bits(), err: err32(bound + e_in + FLUSH_SLACK) }
+    bounded(r, bound + e_in + FLUSH_SLACK)
 }
 
 pub fn neg(a: Val) -> Val {
@@ -353,6 +371,27 @@ mod tests {
         assert!(sum.err > 0.0);
         // Exact operands keep exact zeros, sign included.
         assert_eq!(mul(Val::f(0.0), Val::f(-0.0)).err, 0.0);
+    }
+
+    #[test]
+    fn overflow_is_the_rounding_boundary_of_the_largest_value() {
+        assert_eq!(OVERFLOW, 2f64.powi(128) - 2f64.powi(103));
+        assert_eq!(OVERFLOW as f32, f32::INFINITY, "ties round to even: up, to ∞");
+        assert_eq!(next_down_f64(OVERFLOW) as f32, f32::MAX);
+        assert!(may_overflow(f32::MAX, ulp(f32::MAX) / 2.0));
+        assert!(!may_overflow(f32::MAX, ulp(f32::MAX) / 4.0));
+        assert!(may_overflow(-f32::MAX, 1e38));
+        // Arithmetic whose inexact result may round to ∞ leaves it open.
+        let near_max = Val { bits: (f32::MAX / 2.0).to_bits(), err: 1.0 };
+        assert!(add(near_max, near_max).is_unknown());
+        assert!(!add(near_max, Val::f(1.0)).is_unknown());
+        assert!(approx(f32::MAX, 1e34, 0.0, false).is_unknown());
+        assert!(!approx(1e38, 1e34, 0.0, false).is_unknown());
+    }
+
+    /// The f64 below `x` (positive, finite).
+    fn next_down_f64(x: f64) -> f64 {
+        f64::from_bits(x.to_bits() - 1)
     }
 
     #[test]
