@@ -19,10 +19,15 @@
 //! * `U32_TO_F32`/`S32_TO_F32` of such a conversion → the byte or half-word converted straight
 //!   to binary32 (`U8_TO_F32 x.bk`, …; see [`conversion_of_conversion`]), the only rule that
 //!   reads past a source's definition (the run then reports work for `dce`).
+//! * A conversion reading one byte or half-word of a value that a constant shift, a byte or
+//!   half-word conversion or a combine with a neutral constant made from another value reads
+//!   that byte or half-word of the other value: `U8_TO_F32 (x >> 8).b0` → `U8_TO_F32 x.b1`,
+//!   `U8_TO_U32 (U16_TO_U32 x.h1).b0` → `U8_TO_U32 x.b2` (see [`read_through`]).
 //!
 //! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. An
 //! identity's instruction becomes a `copy` of the kept operand, which `copy_prop` forwards; a
-//! byte or half-word read is rewritten in place. One visit per instruction: linear.
+//! byte or half-word read is rewritten in place. One visit per instruction, where the rules
+//! apply in turn to what the previous one made (a bounded chain): linear.
 
 use super::{Outcome, facts};
 use crate::ir::builder::LANE_B00;
@@ -197,6 +202,136 @@ fn conversion_of_conversion(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -
     Some(rewritten(inst, opcode, [def.srcs[0], Src::NONE, Src::NONE, Src::NONE]))
 }
 
+/// How a conversion reads its source: one byte (`U8_TO_*`, `S8_TO_*`: the lane field) or one
+/// half-word (`U16_TO_*`, `S16_TO_*`: the swizzle field). A part is rewritten as the byte lane
+/// or as the swizzle 0 (low half) or 1 (high half).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Byte(u8),
+    Half(u8),
+}
+
+impl Part {
+    /// The part of its source a conversion reads, if the source is a value read with only that
+    /// selection.
+    fn read_by(inst: &Inst) -> Option<(Part, crate::ir::Value)> {
+        use Opcode::*;
+        let src = &inst.srcs[0];
+        let Operand::Value(v) = src.operand else { return None };
+        if src.neg || src.abs || src.not || src.widen != 0 {
+            return None;
+        }
+        let part = match inst.mach.opcode {
+            U8_TO_U32 | S8_TO_S32 | U8_TO_F32 | S8_TO_F32 if src.swizzle == 0 => Part::Byte(src.lane),
+            // (A 16-bit swizzle selects lane 0's half: h00 and h01 the low one, h10 and h11
+            // the high one.)
+            U16_TO_U32 | S16_TO_S32 | U16_TO_F32 | S16_TO_F32 if src.lane == 0 => Part::Half(src.swizzle & 1),
+            _ => return None,
+        };
+        Some((part, v))
+    }
+
+    /// Its first byte and its width in bytes.
+    fn bytes(self) -> (u32, u32) {
+        match self {
+            Part::Byte(k) => (u32::from(k), 1),
+            Part::Half(h) => (2 * u32::from(h), 2),
+        }
+    }
+
+    /// The part `bytes` bytes up (down when negative), if it is one.
+    fn moved(self, bytes: i32) -> Option<Part> {
+        let (first, width) = self.bytes();
+        let first = u32::try_from(first as i32 + bytes).ok()?;
+        match self {
+            Part::Byte(_) if first <= 3 => Some(Part::Byte(first as u8)),
+            Part::Half(_) if first == 0 || first == 2 => Some(Part::Half((first / width) as u8)),
+            _ => None,
+        }
+    }
+
+    /// `x` read as this part.
+    fn of(self, x: Src) -> Src {
+        match self {
+            Part::Byte(k) => x.lane(k),
+            Part::Half(h) => x.swizzle(h),
+        }
+    }
+}
+
+/// The source that reads `part` of the result of `def` directly, if `part` of that result is a
+/// part of one of its operands: a constant shift by whole bytes that keeps the part inside the
+/// word, combined with a constant whose bytes under the part leave it as it is (zero for OR and
+/// XOR, all ones for AND); a half-word `MKVEC.v2i16` took from a value; or the low bytes of a
+/// byte or half-word conversion, which are the byte or half-word it converted (zero- or
+/// sign-extension only writes above them).
+fn part_of_operand(def: &Inst, part: Part) -> Option<Src> {
+    use Opcode::*;
+    if def.dead || !def.is_machine() || def.mach.flow != 0 {
+        return None;
+    }
+    let op = def.mach.opcode;
+    match op {
+        LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_AND_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 => {
+            let [x, amount, combine, _] = &def.srcs;
+            if !matches!(x.operand, Operand::Value(_)) || !x.is_plain() {
+                return None;
+            }
+            let s = shift_amount(amount)?;
+            let c = combine_const(combine)?;
+            if s % 8 != 0 || s >= 32 || def.mach.flag("not_result") == Some(true) {
+                return None;
+            }
+            let (first, width) = part.bytes();
+            let under = (c >> (8 * first)) & (u32::MAX >> (32 - 8 * width));
+            let neutral = if matches!(op, LSHIFT_AND_I32 | RSHIFT_AND_I32) { u32::MAX >> (32 - 8 * width) } else { 0 };
+            if under != neutral {
+                return None;
+            }
+            let bytes = (s / 8) as i32;
+            let left = matches!(op, LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32);
+            Some(part.moved(if left { -bytes } else { bytes })?.of(*x))
+        }
+        MKVEC_V2I16 => {
+            // Half h of the result is source h's selected half.
+            let (first, _) = part.bytes();
+            let src = def.srcs[(first / 2) as usize];
+            let half = match src.operand {
+                Operand::Value(_) if !src.neg && !src.abs && !src.not && src.widen == 0 && src.lane == 0 => src.swizzle,
+                _ => return None,
+            };
+            if half > 1 {
+                return None;
+            }
+            let x = Src::new(src.operand);
+            match part {
+                Part::Half(_) => Some(x.swizzle(half)),
+                Part::Byte(k) => Some(x.lane(2 * half + k % 2)),
+            }
+        }
+        U8_TO_U32 | S8_TO_S32 | U16_TO_U32 | S16_TO_S32 => {
+            let (inner, _) = Part::read_by(def)?;
+            let x = Src::new(def.srcs[0].operand);
+            match (inner, part) {
+                (Part::Byte(j), Part::Byte(0)) => Some(x.lane(j)),
+                (Part::Half(j), Part::Half(0)) => Some(x.swizzle(j)),
+                (Part::Half(j), Part::Byte(k)) if k <= 1 => Some(x.lane(2 * j + k)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A conversion of one byte or half-word of a value that is a byte or half-word of another
+/// value (see [`part_of_operand`]), as the same conversion of the other value's part: the
+/// intermediate instruction is left for `dce` if nothing else reads it.
+fn read_through(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -> Option<Inst> {
+    let (part, v) = Part::read_by(inst)?;
+    let src = part_of_operand(&insts[values[v.index()].def?.index()], part)?;
+    Some(rewritten(inst, inst.mach.opcode, [src, Src::NONE, Src::NONE, Src::NONE]))
+}
+
 /// Whether `new` no longer reads a value `old` read (a rule that reads past a source leaves
 /// that source's definition with a reader fewer, perhaps none).
 fn drops_a_read(old: &Inst, new: &Inst) -> bool {
@@ -228,6 +363,14 @@ pub(super) fn has_identities(op: Opcode) -> bool {
             | CSEL_F32
             | U32_TO_F32
             | S32_TO_F32
+            | U8_TO_U32
+            | S8_TO_S32
+            | U8_TO_F32
+            | S8_TO_F32
+            | U16_TO_U32
+            | S16_TO_S32
+            | U16_TO_F32
+            | S16_TO_F32
     )
 }
 
@@ -250,9 +393,15 @@ fn simplify(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -> Option<Inst> {
         }
         CSEL_U32 | CSEL_S32 | CSEL_F32 if inst.srcs[2] == inst.srcs[3] => copy_of(inst, inst.srcs[2]),
         U32_TO_F32 | S32_TO_F32 => conversion_of_conversion(inst, insts, values),
+        U8_TO_U32 | S8_TO_S32 | U8_TO_F32 | S8_TO_F32 | U16_TO_U32 | S16_TO_S32 | U16_TO_F32 | S16_TO_F32 => {
+            read_through(inst, insts, values)
+        }
         _ => None,
     }
 }
+
+/// Rules applied after the first in one visit (each reads one definition further up).
+const MAX_CHAIN: usize = 3;
 
 pub fn run(shader: &mut Shader) -> bool {
     run_reporting(shader).changed
@@ -279,7 +428,14 @@ pub fn run_reporting(shader: &mut Shader) -> Outcome {
             );
             continue;
         }
-        if let Some(new) = simplify(inst, insts, values) {
+        if let Some(mut new) = simplify(inst, insts, values) {
+            // What a rule made can be another's (a byte read of a shift becomes a conversion
+            // that reads through the shift's operand): a few more steps, each reading further
+            // up the chain of definitions.
+            for _ in 0..MAX_CHAIN {
+                let Some(next) = simplify(&new, insts, values) else { break };
+                new = next;
+            }
             // A copy cannot carry flow bits; such instructions stay.
             if new.kind == InstKind::Copy && inst.mach.flow != 0 {
                 continue;
@@ -407,6 +563,78 @@ mod tests {
         // A sign-extended value converted as unsigned is not the byte's value.
         let body = "    %8 = S8_TO_S32 %0.b1\n    %9 = U32_TO_F32 %8\n";
         check(body, body);
+    }
+
+    #[test]
+    fn byte_and_half_word_conversions_read_through_shifts_and_conversions() {
+        for (producer, consumer, expected) in [
+            ("RSHIFT_OR.i32 %0, #0x8.b00, #0x0", "U8_TO_F32 %8.b0", "U8_TO_F32 %0.b1"),
+            ("RSHIFT_XOR.i32.signed %0, #0x8.b00, #0x0", "U8_TO_U32 %8.b2", "U8_TO_U32 %0.b3"),
+            ("RSHIFT_AND.i32 %0, #0x8.b00, #0xFF00", "S8_TO_S32 %8.b1", "S8_TO_S32 %0.b2"),
+            ("RSHIFT_XOR.i32 %0, #0x10.b00, #0xFF0000", "U16_TO_F32 %8.h00", "U16_TO_F32 %0.h10"),
+            ("LSHIFT_OR.i32 %0, #0x8.b00, #0xFF", "U8_TO_U32 %8.b2", "U8_TO_U32 %0.b1"),
+            ("LSHIFT_XOR.i32 %0, #0x10.b00, #0xFF", "S16_TO_S32 %8.h10", "S16_TO_S32 %0.h00"),
+            ("U16_TO_U32 %0.h10", "U8_TO_F32 %8.b1", "U8_TO_F32 %0.b3"),
+            ("S16_TO_S32 %0.h00", "S16_TO_F32 %8.h00", "S16_TO_F32 %0.h00"),
+            ("S8_TO_S32 %0.b2", "U8_TO_U32 %8.b0", "U8_TO_U32 %0.b2"),
+            ("MKVEC.v2i16 #0x0.h00, %0.h00", "S16_TO_F32 %8.h10", "S16_TO_F32 %0.h00"),
+            ("MKVEC.v2i16 %0.h10, %1.h00", "U16_TO_U32 %8.h00", "U16_TO_U32 %0.h10"),
+            ("MKVEC.v2i16 %1.h00, %0.h10", "U8_TO_U32 %8.b3", "U8_TO_U32 %0.b3"),
+            ("MKVEC.v2i16 %0.h10, %1.h00", "S8_TO_S32 %8.b0", "S8_TO_S32 %0.b2"),
+            ("MKVEC.v2i16 %1.h00, %0.h10", "U16_TO_F32 %8.h11", "U16_TO_F32 %0.h10"),
+            ("RSHIFT_OR.i32 %0, #0x10.b00, #0xFF0000", "S16_TO_S32 %8.h01", "S16_TO_S32 %0.h10"),
+        ] {
+            let text = |last: &str| format!("{HEAD}    %8 = {producer}\n    %9 = {last}\n{TAIL}");
+            let before = parse(&text(consumer)).unwrap();
+            let mut after = before.clone();
+            assert!(run_reporting(&mut after).reads_dropped, "{producer}");
+            crate::ir::verify::verify(&after).unwrap();
+            assert_eq!(print(&after), text(expected), "{producer}; {consumer}");
+            let (def, old, new) = (&before.insts[2], &before.insts[3], &after.insts[3]);
+            for k in 0..4096u32 {
+                let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
+                assert_eq!(evaluate(old, evaluate(def, x)), evaluate(new, x), "{producer}; {consumer} on {x:#x}");
+            }
+        }
+        for (producer, consumer) in [
+            // A shift by part of a byte; a byte shifted out of the word; an odd number of bytes
+            // under a half-word read; a combine that changes the byte; an inverted result; the
+            // zero- or sign-extended half of a conversion; a computed amount.
+            ("RSHIFT_OR.i32 %0, #0x4.b00, #0x0", "U8_TO_U32 %8.b0"),
+            ("RSHIFT_OR.i32 %0, #0x10.b00, #0x0", "U8_TO_U32 %8.b2"),
+            ("LSHIFT_OR.i32 %0, #0x8.b00, #0x0", "U8_TO_U32 %8.b0"),
+            ("RSHIFT_OR.i32 %0, #0x8.b00, #0x0", "U16_TO_U32 %8.h00"),
+            ("RSHIFT_AND.i32 %0, #0x8.b00, #0x7F", "U8_TO_U32 %8.b0"),
+            ("RSHIFT_OR.i32 %0, #0x8.b00, #0x100", "U8_TO_U32 %8.b1"),
+            ("RSHIFT_OR.i32.not_result %0, #0x8.b00, #0x0", "U8_TO_U32 %8.b0"),
+            ("U16_TO_U32 %0.h10", "U8_TO_U32 %8.b2"),
+            ("S8_TO_S32 %0.b1", "U8_TO_U32 %8.b1"),
+            ("U8_TO_U32 %0.b1", "U16_TO_U32 %8.h00"),
+            ("RSHIFT_OR.i32 %0, %1.b00, #0x0", "U8_TO_U32 %8.b0"),
+            // A constant half of a MKVEC.
+            ("MKVEC.v2i16 #0x0.h00, %0.h00", "U16_TO_U32 %8.h00"),
+        ] {
+            // (The producer may change by another rule; the conversion must not.)
+            let mut s = parse(&format!("{HEAD}    %8 = {producer}\n    %9 = {consumer}\n{TAIL}")).unwrap();
+            run(&mut s);
+            let out = print(&s);
+            assert!(out.contains(&format!("    %9 = {consumer}\n")), "{producer}; {consumer}: {out}");
+        }
+    }
+
+    /// The rules apply to what another made in the same visit: an `AND` of a shift with 0xFF
+    /// becomes a byte conversion of the shift, then of the shifted value, and the float
+    /// conversion of it reads that byte.
+    #[test]
+    fn rules_chain_within_one_run() {
+        let mut s = parse(&format!(
+            "{HEAD}    %7 = RSHIFT_OR.i32 %0, #0x8.b00, #0x0\n    %8 = LSHIFT_AND.i32 %7, #0x0.b00, #0xFF\n    %9 = U32_TO_F32 %8\n{TAIL}"
+        ))
+        .unwrap();
+        assert!(run_reporting(&mut s).reads_dropped);
+        assert!(super::super::dce::run(&mut s));
+        let out = print(&s);
+        assert!(out.contains("    %0 = preload r60\n    %9 = U8_TO_F32 %0.b1\n    STORE"), "{out}");
     }
 
     #[test]
