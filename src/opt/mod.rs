@@ -54,8 +54,8 @@ pub struct Outcome {
     /// `simplify`: an instruction now reads past a value it read (which may be dead: work for
     /// `dce`).
     pub reads_dropped: bool,
-    /// `mod_fold`: a run right after this one would find nothing (it is not idempotent in
-    /// general).
+    /// `mod_fold`, `simplify`: a run right after this one would find nothing (they are not
+    /// idempotent in general).
     pub settled: bool,
     /// `mod_fold`, `fma`: a candidate was held back only because its producer has other
     /// readers (removing readers can enable it).
@@ -157,9 +157,12 @@ type Pass = fn(&mut Shader, &mut Analyses) -> Outcome;
 /// * `simplify` turns instructions into copies (work for `copy_prop` and `const_fold`, only if
 ///   the run made one) and `FMA a, ±1, c` into `FADD ±a, c` (work for `mod_fold` and `fma`;
 ///   not for `const_fold`: an `FADD` of constants comes from an `FMA` of the same
-///   constants, which `const_fold` would have folded). It removes no read of a value (the
-///   operands it drops are constants), so it gives `dce` nothing, and it is idempotent (what it
-///   produces, `FADD` and copies, is nothing it rewrites).
+///   constants, which `const_fold` would have folded). It removes a read of a value only when
+///   a rule reads past a source's definition (byte and half-word conversions; the run reports
+///   it, and then `dce` has work). What a rule makes is offered to the rules again in the same
+///   visit, and definitions are visited before their readers, so a run leaves nothing for the
+///   next unless a chain of byte reads was longer than a visit follows (the run then reports
+///   itself unsettled).
 /// * `mod_fold` rewrites sources and opcodes: everything but `merge_blocks`. It is not
 ///   idempotent (a producer forwarded in a run takes no clamp in that run).
 /// * `fma` turns an `FADD` into an `FMA` of the product's factors and the addend and kills the
@@ -229,7 +232,7 @@ const PIPELINE: [Step; 8] = [
         name: "simplify",
         pass: |s, _| simplify::run_reporting(s),
         enables: COPY_PROP | CONST_FOLD | MOD_FOLD | FMA | SELECT,
-        idempotent: true,
+        idempotent: false,
         changes_cfg: false,
     },
     Step {
