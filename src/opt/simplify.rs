@@ -31,7 +31,7 @@
 
 use super::{Outcome, facts};
 use crate::ir::builder::LANE_B00;
-use crate::ir::{Inst, InstKind, Operand, Shader, Src, ValueInfo};
+use crate::ir::{Inst, InstKind, Operand, Shader, Src, Value, ValueInfo};
 use crate::valhall::Instr;
 use crate::valhall::Opcode;
 use crate::valhall::tables::Clamp;
@@ -214,7 +214,7 @@ enum Part {
 impl Part {
     /// The part of its source a conversion reads, if the source is a value read with only that
     /// selection.
-    fn read_by(inst: &Inst) -> Option<(Part, crate::ir::Value)> {
+    fn read_by(inst: &Inst) -> Option<(Part, Value)> {
         use Opcode::*;
         let src = &inst.srcs[0];
         let Operand::Value(v) = src.operand else { return None };
@@ -262,7 +262,7 @@ impl Part {
 /// The source that reads `part` of the result of `def` directly, if `part` of that result is a
 /// part of one of its operands: a constant shift by whole bytes that keeps the part inside the
 /// word, combined with a constant whose bytes under the part leave it as it is (zero for OR and
-/// XOR, all ones for AND); a half-word `MKVEC.v2i16` took from a value; or the low bytes of a
+/// XOR, all ones for AND); a half-word that a `MKVEC.v2i16` took from a value; or the low bytes of a
 /// byte or half-word conversion, which are the byte or half-word it converted (zero- or
 /// sign-extension only writes above them).
 fn part_of_operand(def: &Inst, part: Part) -> Option<Src> {
@@ -545,6 +545,23 @@ mod tests {
         }
     }
 
+    /// `%8 = producer` and `%9 = consumer`: one run rewrites the consumer to `expected`, which
+    /// no longer reads %8, and computes what the pair did for every input (4,096 words through
+    /// the emulator's arithmetic).
+    fn assert_reads_through(producer: &str, consumer: &str, expected: &str) {
+        let text = |last: &str| format!("{HEAD}    %8 = {producer}\n    %9 = {last}\n{TAIL}");
+        let before = parse(&text(consumer)).unwrap();
+        let mut after = before.clone();
+        assert!(run_reporting(&mut after).reads_dropped, "{producer}; {consumer}");
+        crate::ir::verify::verify(&after).unwrap();
+        assert_eq!(print(&after), text(expected), "{producer}; {consumer}");
+        let (def, old, new) = (&before.insts[2], &before.insts[3], &after.insts[3]);
+        for k in 0..4096u32 {
+            let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
+            assert_eq!(evaluate(old, evaluate(def, x)), evaluate(new, x), "{producer}; {consumer} on {x:#x}");
+        }
+    }
+
     #[test]
     fn float_conversions_of_byte_and_half_word_conversions_read_the_byte_or_half_word() {
         for (producer, consumer, expected) in [
@@ -554,17 +571,7 @@ mod tests {
             ("S8_TO_S32 %0.b1", "S32_TO_F32", "S8_TO_F32 %0.b1"),
             ("S16_TO_S32 %0.h00", "S32_TO_F32", "S16_TO_F32 %0.h00"),
         ] {
-            let text = |last: &str| format!("{HEAD}    %8 = {producer}\n    %9 = {last}\n{TAIL}");
-            let before = parse(&text(&format!("{consumer} %8"))).unwrap();
-            let mut after = before.clone();
-            assert!(run_reporting(&mut after).reads_dropped, "{producer}");
-            crate::ir::verify::verify(&after).unwrap();
-            assert_eq!(print(&after), text(expected), "{producer}");
-            let (def, old, new) = (&before.insts[2], &before.insts[3], &after.insts[3]);
-            for k in 0..4096u32 {
-                let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
-                assert_eq!(evaluate(old, evaluate(def, x)), evaluate(new, x), "{producer} on {x:#x}");
-            }
+            assert_reads_through(producer, &format!("{consumer} %8"), expected);
         }
         // A sign-extended value converted as unsigned is not the byte's value.
         let body = "    %8 = S8_TO_S32 %0.b1\n    %9 = U32_TO_F32 %8\n";
@@ -590,17 +597,7 @@ mod tests {
             ("MKVEC.v2i16 %1.h00, %0.h10", "U16_TO_F32 %8.h11", "U16_TO_F32 %0.h10"),
             ("RSHIFT_OR.i32 %0, #0x10.b00, #0xFF0000", "S16_TO_S32 %8.h01", "S16_TO_S32 %0.h10"),
         ] {
-            let text = |last: &str| format!("{HEAD}    %8 = {producer}\n    %9 = {last}\n{TAIL}");
-            let before = parse(&text(consumer)).unwrap();
-            let mut after = before.clone();
-            assert!(run_reporting(&mut after).reads_dropped, "{producer}");
-            crate::ir::verify::verify(&after).unwrap();
-            assert_eq!(print(&after), text(expected), "{producer}; {consumer}");
-            let (def, old, new) = (&before.insts[2], &before.insts[3], &after.insts[3]);
-            for k in 0..4096u32 {
-                let x = k.wrapping_mul(0x9E37_79B9) ^ (k << 7);
-                assert_eq!(evaluate(old, evaluate(def, x)), evaluate(new, x), "{producer}; {consumer} on {x:#x}");
-            }
+            assert_reads_through(producer, consumer, expected);
         }
         for (producer, consumer) in [
             // A shift by part of a byte; a byte shifted out of the word; an odd number of bytes
