@@ -93,6 +93,9 @@ fn select(cond: bool, robust: bool, a: Val, b: Val) -> Val {
         return Val::unknown(chosen.bits);
     }
     let e = (chosen.err as f64).max((x - y).abs() + other.err as f64);
+    // Arms that differ only in the sign of a zero leave that sign open: the bound must not be
+    // 0 (exact bits).
+    let e = if e == 0.0 { v::ulp(0.0) } else { e };
     Val { bits: chosen.bits, err: v::err32(e) }
 }
 
@@ -1022,6 +1025,16 @@ fn compute64(op: crate::tgsi::opcodes::Opcode, s: &[V4], wmask: u8) -> Option<Ou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An open choice between +0 and −0 is not exact (tests/diff_cases/select_between_signed_zeros).
+    #[test]
+    fn open_selects_between_signed_zeros_leave_the_sign_open() {
+        let chosen = select(false, false, Val::f(0.0), Val::f(-0.0));
+        assert_eq!(chosen.bits, (-0f32).to_bits());
+        assert!(chosen.err > 0.0 && chosen.err.is_finite());
+        assert_eq!(select(false, true, Val::f(0.0), Val::f(-0.0)), Val::f(-0.0), "a robust choice is exact");
+        assert_eq!(select(true, false, Val::f(1.0), Val::f(1.0)), Val::f(1.0), "equal arms are exact");
+    }
 
     #[test]
     fn bitfields_follow_tgsi_exec() {

@@ -185,12 +185,15 @@ pub fn approx(r: f32, bound: f64, e_in: f64, overflow: bool) -> Val {
     bounded(r, bound + e_in + FLUSH_SLACK)
 }
 
+/// `−a` (a float negation: on a NaN the bits are open, since the hardware applies the modifier
+/// inside a float operation, which may quiet a signalling NaN).
 pub fn neg(a: Val) -> Val {
-    Val { bits: a.bits ^ 0x8000_0000, err: a.err }
+    Val { bits: a.bits ^ 0x8000_0000, err: a.err }.open_nan()
 }
 
+/// `|a|` (a float absolute value: on a NaN the bits are open, as for [`neg`]).
 pub fn abs(a: Val) -> Val {
-    Val { bits: a.bits & 0x7fff_ffff, err: a.err }
+    Val { bits: a.bits & 0x7fff_ffff, err: a.err }.open_nan()
 }
 
 pub fn add(a: Val, b: Val) -> Val {
@@ -392,6 +395,14 @@ mod tests {
     /// The f64 below `x` (positive, finite).
     fn next_down_f64(x: f64) -> f64 {
         f64::from_bits(x.to_bits() - 1)
+    }
+
+    #[test]
+    fn float_modifiers_leave_nan_bits_open() {
+        let signalling = Val::exact(0x7F80_0001);
+        assert!(neg(signalling).is_open_nan() && abs(neg(signalling)).is_open_nan());
+        assert_eq!(neg(Val::f(-0.0)), Val::f(0.0), "other values keep exact bits");
+        assert_eq!(abs(Val::f(-2.0)), Val::f(2.0));
     }
 
     #[test]
