@@ -17,12 +17,14 @@
 //!   and `x >> 16` → `U16_TO_U32` of the half, arithmetic `x >> 24` / `x >> 16` →
 //!   `S8_TO_S32` / `S16_TO_S32`, `x << 16` → `MKVEC.v2i16 #0, x.h0` (see [`extraction`]).
 //! * `U32_TO_F32`/`S32_TO_F32` of such a conversion → the byte or half-word converted straight
-//!   to binary32 (`U8_TO_F32 x.bk`, …; see [`conversion_of_conversion`]), the only rule that
-//!   reads past a source's definition (the run then reports work for `dce`).
-//! * A conversion reading one byte or half-word of a value that a constant shift, a byte or
-//!   half-word conversion or a combine with a neutral constant made from another value reads
-//!   that byte or half-word of the other value: `U8_TO_F32 (x >> 8).b0` → `U8_TO_F32 x.b1`,
-//!   `U8_TO_U32 (U16_TO_U32 x.h1).b0` → `U8_TO_U32 x.b2` (see [`read_through`]).
+//!   to binary32 (`U8_TO_F32 x.bk`, …; see [`conversion_of_conversion`]).
+//! * A byte or half-word conversion whose source byte or half-word is one of another value
+//!   (through a constant shift by whole bytes, a `MKVEC.v2i16` or the low bytes of a byte or
+//!   half-word conversion) reads the other value's part: `U8_TO_F32 (x >> 8).b0` →
+//!   `U8_TO_F32 x.b1`, `U8_TO_U32 (U16_TO_U32 x.h1).b0` → `U8_TO_U32 x.b2` (see
+//!   [`read_through`]).
+//!
+//! The last two rules read past a source's definition (the run then reports work for `dce`).
 //!
 //! `x + (+0)` and `x · 0` are not identities (`−0 + 0 = +0`, `∞ · 0 = NaN`) and stay. An
 //! identity's instruction becomes a `copy` of the kept operand, which `copy_prop` forwards; a
@@ -175,6 +177,13 @@ fn byte_or_half(x: Src, s: u32, mask: u32, signed: bool) -> Option<(Opcode, [Src
     Some((opcode, [src, Src::NONE]))
 }
 
+/// The live machine instruction without flow bits that defines `v`: the only definitions a rule
+/// may read past (a rule that reads past one with flow bits would lose them for the reader).
+fn definition<'a>(v: Value, insts: &'a [Inst], values: &[ValueInfo]) -> Option<&'a Inst> {
+    let def = &insts[values[v.index()].def?.index()];
+    (!def.dead && def.is_machine() && def.mach.flow == 0).then_some(def)
+}
+
 /// `U32_TO_F32`/`S32_TO_F32` of a byte or half-word conversion, as the conversion of that byte
 /// or half-word straight to binary32 (`U8_TO_F32`, `S8_TO_F32`, `U16_TO_F32`, `S16_TO_F32`),
 /// as Mesa's NIR does (`u2f32` of `extract_u8`): both are exact, whatever the rounding mode.
@@ -187,10 +196,7 @@ fn conversion_of_conversion(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -
     if !x.is_plain() {
         return None;
     }
-    let def = &insts[values[v.index()].def?.index()];
-    if def.dead || !def.is_machine() || def.mach.flow != 0 {
-        return None;
-    }
+    let def = definition(v, insts, values)?;
     let signed = inst.mach.opcode == S32_TO_F32;
     let opcode = match def.mach.opcode {
         U8_TO_U32 => U8_TO_F32,
@@ -200,6 +206,13 @@ fn conversion_of_conversion(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -
         _ => return None,
     };
     Some(rewritten(inst, opcode, [def.srcs[0], Src::NONE, Src::NONE, Src::NONE]))
+}
+
+/// The value a source reads with at most a part selected (lane or swizzle): no sign, bitwise
+/// or widen modifier.
+fn selected_value(src: &Src) -> Option<Value> {
+    let Operand::Value(v) = src.operand else { return None };
+    (!src.neg && !src.abs && !src.not && src.widen == 0).then_some(v)
 }
 
 /// How a conversion reads its source: one byte (`U8_TO_*`, `S8_TO_*`: the lane field) or one
@@ -217,10 +230,7 @@ impl Part {
     fn read_by(inst: &Inst) -> Option<(Part, Value)> {
         use Opcode::*;
         let src = &inst.srcs[0];
-        let Operand::Value(v) = src.operand else { return None };
-        if src.neg || src.abs || src.not || src.widen != 0 {
-            return None;
-        }
+        let v = selected_value(src)?;
         let part = match inst.mach.opcode {
             U8_TO_U32 | S8_TO_S32 | U8_TO_F32 | S8_TO_F32 if src.swizzle == 0 => Part::Byte(src.lane),
             // (A 16-bit swizzle selects lane 0's half: h00 and h01 the low one, h10 and h11
@@ -267,9 +277,6 @@ impl Part {
 /// sign-extension only writes above them).
 fn part_of_operand(def: &Inst, part: Part) -> Option<Src> {
     use Opcode::*;
-    if def.dead || !def.is_machine() || def.mach.flow != 0 {
-        return None;
-    }
     let op = def.mach.opcode;
     match op {
         LSHIFT_AND_I32 | LSHIFT_OR_I32 | LSHIFT_XOR_I32 | RSHIFT_AND_I32 | RSHIFT_OR_I32 | RSHIFT_XOR_I32 => {
@@ -296,14 +303,13 @@ fn part_of_operand(def: &Inst, part: Part) -> Option<Src> {
             // Half h of the result is source h's selected half.
             let (first, _) = part.bytes();
             let src = def.srcs[(first / 2) as usize];
-            let half = match src.operand {
-                Operand::Value(_) if !src.neg && !src.abs && !src.not && src.widen == 0 && src.lane == 0 => src.swizzle,
-                _ => return None,
-            };
-            if half > 1 {
+            let v = selected_value(&src)?;
+            // (Only the swizzles the rules write; h01 and h11 are left alone.)
+            let half = src.swizzle;
+            if src.lane != 0 || half > 1 {
                 return None;
             }
-            let x = Src::new(src.operand);
+            let x = Src::new(v);
             match part {
                 Part::Half(_) => Some(x.swizzle(half)),
                 Part::Byte(k) => Some(x.lane(2 * half + k % 2)),
@@ -328,7 +334,7 @@ fn part_of_operand(def: &Inst, part: Part) -> Option<Src> {
 /// intermediate instruction is left for `dce` if nothing else reads it.
 fn read_through(inst: &Inst, insts: &[Inst], values: &[ValueInfo]) -> Option<Inst> {
     let (part, v) = Part::read_by(inst)?;
-    let src = part_of_operand(&insts[values[v.index()].def?.index()], part)?;
+    let src = part_of_operand(definition(v, insts, values)?, part)?;
     Some(rewritten(inst, inst.mach.opcode, [src, Src::NONE, Src::NONE, Src::NONE]))
 }
 
