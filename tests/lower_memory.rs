@@ -163,6 +163,7 @@ cases! {
     buffer_atomics
     buffer_indirect
     buffer_load
+    buffer_pushed_address
     buffer_store_masks
     constbuf_load
     control_flow

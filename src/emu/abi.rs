@@ -455,6 +455,17 @@ fn sysval(
                     EmuError::new(ErrorKind::Metadata, format!("sysval `{name}` names unbound texture unit {unit}"))
                 })?;
                 if c == 0 { t.samples } else { 0 }
+            } else if let Some(index) = name.strip_prefix("buffer_address.") {
+                let index: u32 =
+                    index.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
+                // Where BUFFER[index] is mapped, as LEA_BUFFER gives it (a store through the
+                // address of an unbound buffer faults there).
+                let address = SSBO_BASE + u64::from(index) * SSBO_STRIDE;
+                match c {
+                    0 => address as u32,
+                    1 => (address >> 32) as u32,
+                    _ => 0,
+                }
             } else if let Some(index) = name.strip_prefix("buffer_size.") {
                 let index: u32 =
                     index.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;

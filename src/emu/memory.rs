@@ -29,7 +29,9 @@ pub use crate::exec::{bytes_to_words, words_to_bytes};
 pub const UBO_BASE: u64 = 0x10_0000_0000;
 pub const UBO_STRIDE: u64 = 0x100_0000;
 pub const UBO_SIZE: usize = 0x1_0000;
-pub const SSBO_BASE: u64 = 0x20_0000_0000;
+/// 64 bytes below a 4 GiB boundary, so that address arithmetic on a buffer's address must carry
+/// into the high word from byte 64 on (a driver may place a buffer anywhere).
+pub const SSBO_BASE: u64 = 0x20_FFFF_FFC0;
 pub const SSBO_STRIDE: u64 = 0x1_0000_0000;
 pub const TLS_BASE: u64 = 0x30_0000_0000;
 pub const TLS_STRIDE: u64 = 0x100_0000;

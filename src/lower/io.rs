@@ -66,10 +66,14 @@ impl FauLayout {
     }
 
     fn group(&mut self, key: GroupKey, size: usize) -> Option<u8> {
+        self.aligned_group(key, size, 4)
+    }
+
+    fn aligned_group(&mut self, key: GroupKey, size: usize, align: usize) -> Option<u8> {
         if let Some(&(_, w)) = self.groups.iter().find(|(k, _)| *k == key) {
             return Some(w);
         }
-        let w = self.alloc(size, 4)?;
+        let w = self.alloc(size, align)?;
         self.groups.push((key, w));
         Some(w)
     }
@@ -130,6 +134,19 @@ impl FauLayout {
         let w = base + component as u8;
         if self.words[w as usize].is_none() {
             self.words[w as usize] = Some(FauSource::Sysval { name: name.to_string(), component });
+        }
+        Some(w)
+    }
+
+    /// The even word of the 64-bit slot holding components 0 and 1 of a 64-bit sysval (only
+    /// those two words are placed).
+    pub fn sysval_pair_words(&mut self, name: &'static str) -> Option<u8> {
+        let w = self.aligned_group(GroupKey::Sysval(name), 2, 2)?;
+        for c in 0..2 {
+            if self.words[usize::from(w) + c].is_none() {
+                self.words[usize::from(w) + c] =
+                    Some(FauSource::Sysval { name: name.to_string(), component: c as u32 });
+            }
         }
         Some(w)
     }

@@ -6,7 +6,7 @@
 //!
 //! | TGSI resource | load | store / atomic address |
 //! | --- | --- | --- |
-//! | `BUFFER[i]` (SSBO) | `LD_BUFFER` with handle `6<<24 \| i` | `LEA_BUFFER` (byte offset, handle) → 64-bit address |
+//! | `BUFFER[i]` (SSBO) | `LD_BUFFER` with handle `6<<24 \| i` | the pushed address `buffer_address.i` (constant `i` < 32) plus the byte offset; else `LEA_BUFFER` (byte offset, handle) |
 //! | `CONSTBUF[k]` (UBO as raw bytes) | `LD_BUFFER` with handle `k` | read-only |
 //! | `MEMORY[i], SHARED` | `LOAD` on `workgroup_local_pointer` + offset | the same address |
 //! | `IMAGE[i]` | `LD_TEX_IMM` (i < 16, `table:0x5`) or `LD_TEX` with handle `5<<24 \| i` | `LEA_TEX_IMM` / `LEA_TEX` → address + conversion descriptor; stores with `ST_CVT` |
@@ -487,17 +487,21 @@ fn has_result(dst: &DstOperand) -> bool {
 
 // ---- Addresses --------------------------------------------------------------------------------
 
-/// A 64-bit address in a fresh register pair plus an immediate byte offset.
+/// A 64-bit address plus an immediate byte offset. The address is a register pair or, for a
+/// buffer whose address is pushed, the even FAU word of the pair.
 #[derive(Clone, Copy, Debug)]
 struct Address {
-    lo: Value,
-    hi: Value,
+    base: Operand,
     offset: i64,
 }
 
 impl Address {
+    fn pair(lo: Value, hi: Value, offset: i64) -> Address {
+        Address { base: Operand::Pair(lo, hi), offset }
+    }
+
     fn src(&self) -> Src {
-        Src::new(Operand::Pair(self.lo, self.hi))
+        Src::new(self.base)
     }
 }
 
@@ -516,11 +520,11 @@ fn shared_address(ctx: &mut Ctx, byte: Src, extra: u32, len: u32, range: (i64, i
             if (range.0..=range.1).contains(&total) {
                 let lo = ctx.builder().copy(wls(false));
                 let hi = ctx.builder().copy(wls(true));
-                Address { lo, hi, offset: total }
+                Address::pair(lo, hi, total)
             } else {
                 let lo = ctx.builder().iadd(Src::new(wls(false)), Src::konst(total as u32));
                 let hi = ctx.builder().copy(wls(true));
-                Address { lo, hi, offset: 0 }
+                Address::pair(lo, hi, 0)
             }
         }
         _ => {
@@ -529,25 +533,55 @@ fn shared_address(ctx: &mut Ctx, byte: Src, extra: u32, len: u32, range: (i64, i
             let byte = operand::to_value(ctx, byte);
             let lo = ctx.builder().iadd(Src::new(wls(false)), byte);
             let hi = ctx.builder().copy(wls(true));
-            Address { lo, hi, offset: i64::from(extra) }
+            Address::pair(lo, hi, i64::from(extra))
         }
     }
 }
 
-/// `LEA_BUFFER`: the 64-bit address of byte `byte` of the buffer `handle`.
-fn buffer_address(ctx: &mut Ctx, byte: Src, handle: Src) -> Address {
+/// The 64-bit address of byte `byte` of the buffer `handle`. A buffer named by a constant
+/// index has its address pushed (the sysval `buffer_address.I`, as Mesa's SSBO sysval): a
+/// constant byte within `range` then needs no instruction (the access reads the FAU pair and
+/// takes the byte as its immediate), any other byte is added to it in three ALU instructions
+/// (low word, carry, high word), where `LEA_BUFFER` would be a message to the load/store unit.
+/// A buffer chosen at run time, or one whose address no longer fits the table, takes
+/// `LEA_BUFFER`.
+fn buffer_address(ctx: &mut Ctx, byte: Src, handle: Src, range: (i64, i64)) -> Address {
+    if let Some(w) = pushed_buffer_address(ctx, handle) {
+        let (lo, hi) = (Src::new(Operand::Uniform(w)), Src::new(Operand::Uniform(w + 1)));
+        if let Operand::Const(b) = byte.operand
+            && (range.0..=range.1).contains(&i64::from(b))
+        {
+            return Address { base: Operand::Uniform(w), offset: i64::from(b) };
+        }
+        let mut b = ctx.builder();
+        let low = b.iadd(lo, byte);
+        let carry = b.icmp(false, Condition::Lt, low, lo, ResultType::I1);
+        let high = b.iadd(hi, carry);
+        return Address::pair(low, high, 0);
+    }
     let mut mach = Instr::new(Op::LEA_BUFFER);
     let _ = mach.set_slot(Slot::Slot0);
     let list = ctx.builder().message(mach, &[byte, handle], &[], 2);
     let v = ctx.shader.get(list);
-    Address { lo: v[0], hi: v[1], offset: 0 }
+    Address::pair(v[0], v[1], 0)
+}
+
+/// The even FAU word holding the address of the shader buffer a constant `handle` names, if
+/// the buffer's index has a sysval name and the table has room.
+fn pushed_buffer_address(ctx: &mut Ctx, handle: Src) -> Option<u8> {
+    let Operand::Const(h) = handle.operand else { return None };
+    if h >> 24 != TABLE_SSBO {
+        return None;
+    }
+    let name = BUFFER_ADDRESS.get((h & (MAX_INDEX - 1)) as usize)?;
+    ctx.fau.sysval_pair_words(name)
 }
 
 /// The address of word `byte` of byte-addressed memory for stores and atomics.
 fn linear_address(ctx: &mut Ctx, space: Space, handle: Src, byte: Src, len: u32, range: (i64, i64)) -> Address {
     match space {
         Space::Shared => shared_address(ctx, byte, 0, len, range),
-        Space::Buffer | Space::ConstBuf => buffer_address(ctx, byte, handle),
+        Space::Buffer | Space::ConstBuf => buffer_address(ctx, byte, handle, range),
     }
 }
 
@@ -615,7 +649,7 @@ fn image_address(ctx: &mut Ctx, image: &Image, coords: (Src, Src)) -> (Address, 
         }
     };
     let v = ctx.shader.get(list);
-    (Address { lo: v[0], hi: v[1], offset: 0 }, v[2])
+    (Address::pair(v[0], v[1], 0), v[2])
 }
 
 // ---- Helper lanes -----------------------------------------------------------------------------
@@ -1080,6 +1114,8 @@ macro_rules! sysval_names {
 }
 
 static BUFFER_SIZE: [&str; 32] = sysval_names!("buffer_size.",
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+static BUFFER_ADDRESS: [&str; 32] = sysval_names!("buffer_address.",
     0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 static IMAGE_SIZE: [&str; 64] = sysval_names!("image_size.",
     0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
