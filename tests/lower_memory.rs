@@ -160,6 +160,7 @@ cases! {
     image_targets
     resq
     atomic_one_and_no_result
+    buffer_address_table_full
     buffer_atomics
     buffer_indirect
     buffer_load
