@@ -180,6 +180,25 @@ impl Machine<'_, '_> {
         }
     }
 
+    /// The memory a linear resource operand names in `lane`: `space` itself, or for an
+    /// indirectly addressed `BUFFER` the buffer its index selects there (`None` when the address
+    /// register is not exact or the index names no declared buffer).
+    fn lane_space(&self, reg: &Register, space: Space, lane: usize) -> Option<Space> {
+        if reg.file != File::Buffer || reg.index.indirect.is_none() {
+            return Some(space);
+        }
+        let index = u32::try_from(self.resource_index(reg, lane)?).ok()?;
+        self.buffers.contains_key(&index).then_some(Space::Buffer(index))
+    }
+
+    /// A store or atomic on a buffer that is not known: it may touch any word of any buffer.
+    fn unknown_buffers(&mut self) {
+        let ids: Vec<u32> = self.buffers.keys().copied().collect();
+        for b in ids {
+            self.unknown_address(Space::Buffer(b));
+        }
+    }
+
     /// An address that is not exact: the access may touch any word.
     fn unknown_address(&mut self, space: Space) {
         for w in self.words(space).iter_mut() {
@@ -244,8 +263,13 @@ impl Machine<'_, '_> {
     fn load_linear(&mut self, space: Space) -> Result<(), InterpError> {
         let swizzle = self.inst().src[0].swizzle;
         let addr = self.src(1)?;
+        let reg = self.inst().src[0].register;
         let mut r: Reg = [[Val::ZERO; 4]; LANES];
         for l in Machine::lanes(self.exec) {
+            let Some(space) = self.lane_space(&reg, space, l) else {
+                r[l] = [Val::unknown(0); 4];
+                continue;
+            };
             let a = addr[l][0];
             let mut loaded = [Val::ZERO; 4];
             for (c, w) in loaded.iter_mut().enumerate() {
@@ -263,7 +287,12 @@ impl Machine<'_, '_> {
         let mask = self.inst().dst[0].write_mask;
         let addr = self.src(0)?;
         let value = self.src(1)?;
+        let reg = self.inst().dst[0].register;
         for l in Machine::lanes(self.exec & !self.demoted) {
+            let Some(space) = self.lane_space(&reg, space, l) else {
+                self.unknown_buffers();
+                continue;
+            };
             let a = addr[l][0];
             if !a.is_exact() {
                 self.unknown_address(space);
@@ -283,6 +312,10 @@ impl Machine<'_, '_> {
     fn resq(&mut self) -> Result<(), InterpError> {
         let reg = self.inst().src[0].register;
         match self.resource(&reg)? {
+            Resource::Linear(Space::Buffer(_)) if reg.index.indirect.is_some() => Err(InterpError::unsupported(
+                self.op_span(),
+                "`RESQ` of an indirectly addressed BUFFER (the compiler reads sizes from push constants chosen per buffer)",
+            )),
             Resource::Linear(Space::Buffer(b)) => {
                 let bytes = self.buffers.get(&b).map_or(0, |w| w.len() as u32 * 4);
                 let r: Reg = [[Val::exact(bytes), Val::unknown(0), Val::unknown(0), Val::unknown(0)]; LANES];
@@ -479,6 +512,11 @@ impl Machine<'_, '_> {
             let operands = (value[l][0], third.map(|t| t[l][0]));
             match resource {
                 Resource::Linear(space) => {
+                    let Some(space) = self.lane_space(&reg, space, l) else {
+                        self.unknown_buffers();
+                        r[l] = [Val::unknown(0); 4];
+                        continue;
+                    };
                     let a = offset[l][0];
                     if !a.is_exact() {
                         self.unknown_address(space);

@@ -228,19 +228,19 @@ impl<'a> Prepared<'a> {
                 {
                     self.operand_file(ind.file, s.span)?;
                 }
-                // Indirect SAMP and SVIEW indices are resolved per lane (tex.rs); other
-                // resources, and indirect dimensions, are not modelled.
+                // Indirect SAMP, SVIEW (tex.rs), IMAGE and BUFFER (mem.rs) indices are resolved
+                // per lane; other resources, and indirect dimensions, are not modelled.
                 let indirect_dimension = s.register.dimension.is_some_and(|d| d.indirect.is_some());
                 if matches!(ty, Some(OperandType::Samp | OperandType::Sview | OperandType::Res))
                     && s.register.file != File::Image
                     && (indirect_dimension
                         || (s.register.index.indirect.is_some()
-                            && !matches!(s.register.file, File::Sampler | File::SamplerView)))
+                            && !matches!(s.register.file, File::Sampler | File::SamplerView | File::Buffer)))
                 {
                     return Err(unsupported(
                         s.span,
-                        "indirectly addressed resources other than SAMP and SVIEW (and indirect dimensions) are \
-                         not supported",
+                        "indirectly addressed resources other than SAMP, SVIEW, IMAGE and BUFFER (and indirect \
+                         dimensions) are not supported",
                     ));
                 }
             }
