@@ -6,8 +6,8 @@ use super::error::{EmuError, ErrorKind, err};
 use super::fp;
 use super::machine::{AttributeData, Machine, Options, Program, Stage, VaryingData};
 use super::memory::{
-    RegionKind, SAMPLE_POSITIONS, SAMPLE_POSITIONS_BASE, SSBO_BASE, SSBO_STRIDE, Stream, TLS_BASE, TLS_STRIDE,
-    UBO_BASE, UBO_SIZE, UBO_STRIDE, WLS_BASE, WLS_STRIDE, bytes_to_words, idvs_record, words_to_bytes,
+    RegionKind, SAMPLE_POSITIONS, SAMPLE_POSITIONS_BASE, SSBO_STRIDE, Stream, TLS_BASE, TLS_STRIDE, UBO_BASE, UBO_SIZE,
+    UBO_STRIDE, WLS_BASE, WLS_STRIDE, bytes_to_words, idvs_record, ssbo_address, words_to_bytes,
 };
 use crate::emit::meta::{FauSource, Metadata, Variant};
 use crate::exec::io::{Inputs, Outputs, RegKey};
@@ -239,7 +239,7 @@ pub fn prepare(
         if words.len() as u64 * 4 > SSBO_STRIDE {
             return err(ErrorKind::Inputs, format!("buffer {i} is larger than 4 GiB"));
         }
-        m.memory.map(SSBO_BASE + u64::from(i) * SSBO_STRIDE, words_to_bytes(&words), RegionKind::Ssbo(i), true)?;
+        m.memory.map(ssbo_address(i), words_to_bytes(&words), RegionKind::Ssbo(i), true)?;
     }
     // Workgroups (compute: lanes with the same BLOCK_ID share one).
     let block_ids = sv("BLOCK_ID")?;
@@ -458,9 +458,8 @@ fn sysval(
             } else if let Some(index) = name.strip_prefix("buffer_address.") {
                 let index: u32 =
                     index.parse().map_err(|_| EmuError::new(ErrorKind::Metadata, format!("bad sysval `{name}`")))?;
-                // Where BUFFER[index] is mapped, as LEA_BUFFER gives it (a store through the
-                // address of an unbound buffer faults there).
-                let address = SSBO_BASE + u64::from(index) * SSBO_STRIDE;
+                // A store through the address of an unbound buffer faults there.
+                let address = ssbo_address(index);
                 match c {
                     0 => address as u32,
                     1 => (address >> 32) as u32,

@@ -239,6 +239,12 @@ pub fn image_base(unit: u32) -> u64 {
     IMAGE_BASE + u64::from(unit) * IMAGE_STRIDE
 }
 
+/// Where shader buffer `index` is mapped: what `LEA_BUFFER` gives for offset 0 and the
+/// `buffer_address.I` sysval holds.
+pub fn ssbo_address(index: u32) -> u64 {
+    SSBO_BASE + u64::from(index) * SSBO_STRIDE
+}
+
 /// The address of IDVS record `index`.
 pub fn idvs_record(index: u64) -> u64 {
     IDVS_BASE + index * IDVS_RECORD

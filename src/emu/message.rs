@@ -12,7 +12,7 @@ use super::error::{EmuError, ErrorKind, err};
 use super::exec::lanes;
 use super::fp::{self, F16, F32, Round};
 use super::machine::{BLEND_DESCRIPTOR_TAG, Effects, FLOW_WAIT, FLOW_WAIT0126, Machine, Program, REGS, Stage};
-use super::memory::{Memory, Place, RegionKind, SSBO_BASE, SSBO_STRIDE, UBO_BASE, UBO_STRIDE, idvs_record};
+use super::memory::{Memory, Place, RegionKind, UBO_BASE, UBO_STRIDE, idvs_record, ssbo_address};
 use crate::exec::LANES;
 use crate::valhall::tables::Opcode;
 use crate::valhall::{Instr, Staging};
@@ -265,7 +265,7 @@ impl Machine {
                 if self.memory.region(RegionKind::Ssbo(index)).is_none() {
                     return fault(format!("SSBO {index} (table 6) is not bound"));
                 }
-                Ok(SSBO_BASE + u64::from(index) * SSBO_STRIDE + u64::from(offset))
+                Ok(ssbo_address(index) + u64::from(offset))
             }
             61 => {
                 if index != 0 {

@@ -228,9 +228,12 @@ impl Machine<'_, '_> {
                 _ => images = true,
             }
         }
-        let ids: Vec<u32> = if all_buffers { self.buffers.keys().copied().collect() } else { buffers };
-        for b in ids {
-            self.unknown_address(Space::Buffer(b));
+        if all_buffers {
+            self.unknown_buffers();
+        } else {
+            for b in buffers {
+                self.unknown_address(Space::Buffer(b));
+            }
         }
         if shared {
             self.unknown_address(Space::Shared);
